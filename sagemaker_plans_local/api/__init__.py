@@ -1,0 +1,1 @@
+"""API layer: model-driven validation, AWS errors, wire (de)serialization."""

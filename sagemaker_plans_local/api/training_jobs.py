@@ -1,0 +1,162 @@
+"""SageMaker training-job operations: requests in, model-shaped responses out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..domain.emulation import Region
+from ..domain.training_jobs import TrainingJob
+from .pagination import page
+from .service_model import service_model
+
+_model = service_model()
+#: Members a job echoes back in DescribeTrainingJob exactly as it was created (from the model).
+ECHOED = tuple(
+    name for name in _model.shape_for("CreateTrainingJobRequest").members
+    if name in _model.shape_for("DescribeTrainingJobResponse").members
+)
+#: Flags AWS always reports, false when the request left them out.
+DEFAULT_FLAGS = ("EnableNetworkIsolation", "EnableInterContainerTrafficEncryption",
+                 "EnableManagedSpotTraining")
+DEFAULT_STOPPING_CONDITION = {"MaxRuntimeInSeconds": 86400}
+
+
+def model_artifacts_uri(job: TrainingJob) -> str:
+    output = job.spec["OutputDataConfig"]["S3OutputPath"].rstrip("/")
+    return f"{output}/{job.name}/output/model.tar.gz"
+
+
+def warm_pool_status(job: TrainingJob) -> dict | None:
+    view = job.warm_pool
+    if view is None:
+        return None
+    return {"Status": view.status, "ResourceRetainedBillableTimeInSeconds": view.retained_seconds,
+            "ReusedByJob": view.reused_by}
+
+
+def describe(job: TrainingJob) -> dict:
+    """The DescribeTrainingJob response for ``job``."""
+    response: dict[str, Any] = {name: job.spec[name] for name in ECHOED if name in job.spec}
+    for flag in DEFAULT_FLAGS:
+        response.setdefault(flag, False)
+    response.setdefault("StoppingCondition", DEFAULT_STOPPING_CONDITION)
+    training_seconds = job.training_seconds
+    response.update(
+        TrainingJobName=job.name,
+        TrainingJobArn=job.arn,
+        ModelArtifacts={"S3ModelArtifacts": model_artifacts_uri(job)},
+        TrainingJobStatus=job.status,
+        SecondaryStatus=job.secondary_status,
+        FailureReason=job.failure_reason,
+        WarmPoolStatus=warm_pool_status(job),
+        CreationTime=job.created_at,
+        TrainingStartTime=job.training_start,
+        TrainingEndTime=job.training_end,
+        LastModifiedTime=job.last_modified,
+        SecondaryStatusTransitions=[
+            {"Status": t.status, "StartTime": t.start, "EndTime": t.end, "StatusMessage": t.message}
+            for t in job.transitions
+        ],
+        TrainingTimeInSeconds=training_seconds,
+        BillableTimeInSeconds=training_seconds,
+    )
+    return response
+
+
+def summary(job: TrainingJob) -> dict:
+    return {
+        "TrainingJobName": job.name,
+        "TrainingJobArn": job.arn,
+        "CreationTime": job.created_at,
+        "TrainingEndTime": job.training_end,
+        "LastModifiedTime": job.last_modified,
+        "TrainingJobStatus": job.status,
+        "SecondaryStatus": job.secondary_status,
+        "WarmPoolStatus": warm_pool_status(job),
+        "TrainingPlanArn": job.resource_config.get("TrainingPlanArn"),
+    }
+
+
+def create_training_job(region: Region, params: dict) -> dict:
+    job = region.training_jobs.create(params)
+    return {"TrainingJobArn": job.arn}
+
+
+def describe_training_job(region: Region, params: dict) -> dict:
+    return describe(region.training_jobs.get(params["TrainingJobName"]))
+
+
+def stop_training_job(region: Region, params: dict) -> dict:
+    region.training_jobs.stop(params["TrainingJobName"])
+    return {}
+
+
+def delete_training_job(region: Region, params: dict) -> dict:
+    region.training_jobs.delete(params["TrainingJobName"])
+    return {}
+
+
+def update_training_job(region: Region, params: dict) -> dict:
+    jobs = region.training_jobs
+    name = params["TrainingJobName"]
+    job = jobs.get(name)
+    keep_alive = (params.get("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds")
+    if keep_alive is not None:
+        jobs.update_keep_alive(name, keep_alive)
+    for member in ("ProfilerConfig", "ProfilerRuleConfigurations", "RemoteDebugConfig"):
+        if member in params:
+            job.spec[member] = params[member]
+    jobs.touch(name)
+    return {"TrainingJobArn": job.arn}
+
+
+_SORT_KEYS = {
+    "Name": lambda job: job.name,
+    "CreationTime": lambda job: job.created_at.timestamp(),
+    "Status": lambda job: job.status,
+}
+
+
+def _matches(job: TrainingJob, params: dict) -> bool:
+    if "NameContains" in params and params["NameContains"] not in job.name:
+        return False
+    if "StatusEquals" in params and job.status != params["StatusEquals"]:
+        return False
+    if "CreationTimeAfter" in params and not job.created_at > params["CreationTimeAfter"]:
+        return False
+    if "CreationTimeBefore" in params and not job.created_at < params["CreationTimeBefore"]:
+        return False
+    if "LastModifiedTimeAfter" in params and not job.last_modified > params["LastModifiedTimeAfter"]:
+        return False
+    if "LastModifiedTimeBefore" in params and not job.last_modified < params["LastModifiedTimeBefore"]:
+        return False
+    if "WarmPoolStatusEquals" in params and (
+            job.warm_pool is None or job.warm_pool.status != params["WarmPoolStatusEquals"]):
+        return False
+    if "TrainingPlanArnEquals" in params and (
+            job.resource_config.get("TrainingPlanArn") != params["TrainingPlanArnEquals"]):
+        return False
+    return True
+
+
+def list_training_jobs(region: Region, params: dict) -> dict:
+    sort_by = params.get("SortBy", "CreationTime")
+    descending = params.get("SortOrder", "Ascending") == "Descending"
+    key = _SORT_KEYS[sort_by]
+    jobs = sorted((job for job in region.training_jobs.all() if _matches(job, params)),
+                  key=lambda job: (key(job), job.sequence), reverse=descending)
+    query = {name: str(value) for name, value in params.items()
+             if name not in ("NextToken", "MaxResults")}
+    query["SortOrder"] = "Descending" if descending else "Ascending"
+    chunk, token = page(jobs, params, query, lambda job: [key(job), job.sequence])
+    return {"TrainingJobSummaries": [summary(job) for job in chunk], "NextToken": token}
+
+
+HANDLERS = {
+    "CreateTrainingJob": create_training_job,
+    "DescribeTrainingJob": describe_training_job,
+    "ListTrainingJobs": list_training_jobs,
+    "StopTrainingJob": stop_training_job,
+    "UpdateTrainingJob": update_training_job,
+    "DeleteTrainingJob": delete_training_job,
+}

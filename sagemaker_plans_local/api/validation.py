@@ -1,0 +1,331 @@
+"""Model-driven request validation with AWS's wording.
+
+Every constraint comes from the botocore shapes: ``required``, ``enum``,
+``min``/``max`` (string length, list/map size, numeric value) and ``pattern``.
+Each violation reads like AWS's::
+
+    Value 'ml.foo' at 'resourceConfig.instanceType' failed to satisfy constraint: Member must satisfy enum value set: [...]
+
+Paths:
+
+* structure members are lowerCamel (first letter lowercased), joined by ``.``:
+  ``resourceConfig.instanceType``;
+* list elements are ``<list>.<N>.member``, 1-based: ``vpcConfig.subnets.1.member``;
+* map values are ``<map>.<key>``: ``hyperParameters.epochs``; a bad map key is
+  reported at the map's own path, the key as the value, its failures wrapped as
+  ``Map keys must satisfy constraint: [<constraint>, ...]``.
+
+Violations come in path order: members by lowerCamel name, list elements by
+index, map entries by key; one value's failures in the order length/value,
+pattern, enum.  Values are rendered as AWS does: ``'text'``, ``'5'``,
+``'true'``, ``null``; lists and maps Java-style (``'[a, b]'``, ``'{k=v}'``),
+shortened when long.  A value of the wrong JSON type for its shape fails with
+``Member must be of type <shape type>`` (``string``, ``integer``, ``list``, ...);
+timestamps and blobs are expected decoded (``datetime``, ``bytes``, see
+:mod:`.wire`).  Unknown structure members are ignored, as AWS does.
+
+Patterns are Java regular expressions matched against the whole value.  They
+are compiled with the ``regex`` module after a small translation to Java's
+semantics: UTF-16 surrogate pairs become code points, a quantifier after ``$``
+is dropped, ``.`` excludes Java's line terminators, and ``\\w \\d \\s`` (with
+their negations) and the POSIX classes such as ``\\p{Alnum}`` are US-ASCII as
+in Java.  Unicode categories (``\\p{L}`` ...) and lookarounds pass through.
+"""
+
+from __future__ import annotations
+
+import datetime
+import functools
+from typing import Any, Callable
+
+import regex
+from botocore.model import OperationModel, Shape
+
+from .errors import constraint_violations
+
+Check = Callable[[Any, str, list], None]
+
+_MAX_RENDERED = 100
+_MAX_CODE_POINT = 0x10FFFF
+
+# Java's US-ASCII predefined and POSIX classes, as code-point ranges.
+_SPACE = ((0x09, 0x0D), (0x20, 0x20))
+_DIGIT = ((0x30, 0x39),)
+_UPPER = ((0x41, 0x5A),)
+_LOWER = ((0x61, 0x7A),)
+_ALPHA = _UPPER + _LOWER
+_ALNUM = _DIGIT + _ALPHA
+_PUNCT = ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E))
+_JAVA_CLASSES = {
+    "w": _DIGIT + _UPPER + ((0x5F, 0x5F),) + _LOWER,
+    "d": _DIGIT,
+    "s": _SPACE,
+    "Lower": _LOWER,
+    "Upper": _UPPER,
+    "ASCII": ((0x00, 0x7F),),
+    "Alpha": _ALPHA,
+    "Digit": _DIGIT,
+    "Alnum": _ALNUM,
+    "Punct": _PUNCT,
+    "Graph": _ALNUM + _PUNCT,
+    "Print": ((0x20, 0x20),) + _ALNUM + _PUNCT,
+    "Blank": ((0x09, 0x09), (0x20, 0x20)),
+    "Cntrl": ((0x00, 0x1F), (0x7F, 0x7F)),
+    "XDigit": _DIGIT + ((0x41, 0x46), (0x61, 0x66)),
+    "Space": _SPACE,
+}
+_JAVA_DOT = r"[^\n\r\x85\u2028\u2029]"
+_TOKEN = regex.compile(
+    r"\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|\\(?P<shorthand>[wWdDsS])"
+    r"|\\(?P<posix>[pP])\{(?P<name>\w+)\}"
+    r"|\\."
+    r"|\$(?P<quantifier>\{(?P<least>\d+)(?:,\d*)?\}|[?*+])[?+]?"
+    r"|.",
+    regex.DOTALL,
+)
+
+
+def _escape(code: int) -> str:
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def _ranges(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
+    """A character-class body for ``ranges`` (or their complement)."""
+    spans = sorted(ranges)
+    if negated:
+        gaps, start = [], 0
+        for low, high in spans:
+            if low > start:
+                gaps.append((start, low - 1))
+            start = max(start, high + 1)
+        if start <= _MAX_CODE_POINT:
+            gaps.append((start, _MAX_CODE_POINT))
+        spans = gaps
+    return "".join(_escape(low) if low == high else f"{_escape(low)}-{_escape(high)}" for low, high in spans)
+
+
+def _translate(pattern: str) -> str:
+    """Rewrite a Java pattern so that ``regex`` compiles it with Java's meaning."""
+    out, in_class = [], False
+    for token in _TOKEN.finditer(pattern):
+        text = token.group()
+        if token["high"]:
+            code = 0x10000 + ((int(token["high"], 16) - 0xD800) << 10) + int(token["low"], 16) - 0xDC00
+            text = _escape(code)
+        elif token["shorthand"] or (token["posix"] and token["name"] in _JAVA_CLASSES):
+            letter = token["shorthand"] or token["posix"]
+            body = _ranges(_JAVA_CLASSES[token["name"] or letter.lower()], letter.isupper())
+            text = body if in_class else f"[{body}]"
+        elif token["quantifier"]:
+            at_least = 1 if token["quantifier"] == "+" else int(token["least"] or 0)
+            text = "$" if at_least else ""
+        elif in_class:
+            in_class = text != "]"
+        elif text == "[":
+            in_class = True
+        elif text == ".":
+            text = _JAVA_DOT
+        out.append(text)
+    return "".join(out)
+
+
+@functools.lru_cache(maxsize=None)
+def compile_pattern(pattern: str) -> regex.Pattern:
+    """The compiled form of a model ``pattern`` (Java syntax), cached."""
+    return regex.compile(_translate(pattern), regex.V0)
+
+
+def _java_string(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_java_string(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}={_java_string(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _render(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = _java_string(value)
+    if isinstance(value, (list, tuple, dict)) and len(text) > _MAX_RENDERED:
+        text = text[: _MAX_RENDERED - 3] + "..."
+    return f"'{text}'"
+
+
+def _message(value: Any, path: str, constraint: str) -> str:
+    return f"Value {_render(value)} at '{path}' failed to satisfy constraint: {constraint}"
+
+
+def _lower_camel(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+Rule = tuple[Callable[[Any], bool], str]
+
+
+def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[Rule]:
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    rules: list[Rule] = []
+    if low is not None:
+        rules.append((lambda value: size(value) < low, f"Member must have {noun} greater than or equal to {low}"))
+    if high is not None:
+        rules.append((lambda value: size(value) > high, f"Member must have {noun} less than or equal to {high}"))
+    return rules
+
+
+def _rules(shape: Shape) -> list[Rule]:
+    """The value constraints of ``shape`` as (fails, wording) pairs."""
+    if shape.type_name in ("integer", "long", "float", "double"):
+        return _bounds(shape, lambda value: value, "value")
+    if shape.type_name not in ("string", "blob", "list", "map"):
+        return []
+    rules = _bounds(shape, len, "length")
+    pattern = shape.metadata.get("pattern")
+    if pattern is not None and shape.type_name == "string":
+        matches = compile_pattern(pattern).fullmatch
+        rules.append((lambda value: matches(value) is None, f"Member must satisfy regular expression pattern: {pattern}"))
+    enum = shape.metadata.get("enum")
+    if enum:
+        allowed = frozenset(enum)
+        rules.append((lambda value: value not in allowed, f"Member must satisfy enum value set: [{', '.join(enum)}]"))
+    return rules
+
+
+def _type_check(shape: Shape) -> Callable[[Any], bool]:
+    """A predicate telling whether a value has the Python type ``shape`` expects."""
+    kinds: Any = {
+        "string": str,
+        "integer": int,
+        "long": int,
+        "float": (int, float),
+        "double": (int, float),
+        "boolean": bool,
+        "timestamp": datetime.datetime,
+        "blob": (bytes, bytearray),
+        "list": (list, tuple),
+        "map": dict,
+        "structure": dict,
+    }.get(shape.type_name, object)
+    if shape.type_name in ("integer", "long", "float", "double"):
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
+    return lambda value: isinstance(value, kinds)
+
+
+_CHECKERS: dict[tuple[Any, str], Check] = {}
+
+
+def _checker(shape: Shape) -> Check:
+    """The cached checker for ``shape``, keyed by its resolver and name."""
+    key = (shape._shape_resolver, shape.name)
+    check = _CHECKERS.get(key)
+    if check is None:
+        check = _CHECKERS[key] = _build(shape)
+    return check
+
+
+def _build(shape: Shape) -> Check:
+    is_typed = _type_check(shape)
+    type_failure = f"Member must be of type {shape.type_name}"
+    rules = _rules(shape)
+    walk = {"structure": _structure_walker, "list": _list_walker, "map": _map_walker}.get(shape.type_name)
+    walk_children = walk(shape) if walk else None
+
+    def check(value: Any, path: str, out: list) -> None:
+        if not is_typed(value):
+            out.append(_message(value, path, type_failure))
+            return
+        for fails, wording in rules:
+            if fails(value):
+                out.append(_message(value, path, wording))
+        if walk_children is not None:
+            walk_children(value, path, out)
+
+    return check
+
+
+def _structure_walker(shape: Shape) -> Check:
+    members: list[tuple[str, str, bool, Check]] | None = None
+
+    def walk(value: dict, path: str, out: list) -> None:
+        nonlocal members
+        if members is None:
+            required = set(shape.required_members)
+            members = [
+                (name, _lower_camel(name), name in required, _checker(member))
+                for name, member in sorted(shape.members.items(), key=lambda item: _lower_camel(item[0]))
+            ]
+        for name, lower, required, check in members:
+            item = value.get(name)
+            if item is not None:
+                check(item, _child(path, lower), out)
+            elif required:
+                out.append(_message(None, _child(path, lower), "Member must not be null"))
+
+    return walk
+
+
+def _list_walker(shape: Shape) -> Check:
+    check: Check | None = None
+
+    def walk(value: list, path: str, out: list) -> None:
+        nonlocal check
+        check = check or _checker(shape.member)
+        for index, item in enumerate(value, 1):
+            item_path = f"{path}.{index}.member"
+            if item is None:
+                out.append(_message(None, item_path, "Member must not be null"))
+            else:
+                check(item, item_path, out)
+
+    return walk
+
+
+def _map_walker(shape: Shape) -> Check:
+    key_rules: list[Rule] | None = None
+    check: Check | None = None
+
+    def walk(value: dict, path: str, out: list) -> None:
+        nonlocal key_rules, check
+        if check is None:
+            key_rules, check = _rules(shape.key), _checker(shape.value)
+        for key in sorted(value):
+            failures = [wording for fails, wording in key_rules if fails(key)]
+            if failures:
+                out.append(_message(key, path, f"Map keys must satisfy constraint: [{', '.join(failures)}]"))
+            item, item_path = value[key], f"{path}.{key}"
+            if item is None:
+                out.append(_message(None, item_path, "Member must not be null"))
+            else:
+                check(item, item_path, out)
+
+    return walk
+
+
+def violations(shape: Shape, value: Any, path: str = "") -> list[str]:
+    """Every constraint violation in ``value`` (a decoded request) against ``shape``, in path order."""
+    out: list[str] = []
+    _checker(shape)(value, path, out)
+    return out
+
+
+def validate_request(operation_model: OperationModel, params: dict) -> None:
+    """Raise AWS's ``ValidationException`` if ``params`` violate the operation's input shape."""
+    shape = operation_model.input_shape
+    if shape is None:
+        return
+    problems = violations(shape, params)
+    if problems:
+        raise constraint_violations(problems)

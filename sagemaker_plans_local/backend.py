@@ -1,0 +1,112 @@
+"""LocalBackend: the public entry point that ties clock, domain, API and transport."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import tempfile
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Callable, Iterator
+
+import boto3
+
+from .api.dispatcher import SageMakerApi
+from .domain.clock import VirtualClock
+from .domain.emulation import Emulation
+from .domain.settings import Settings
+from .domain.timeline import JobScript
+from .domain.training_jobs import TrainingJob
+from .transport.activation import Activation, activated
+from .transport.botocore_hook import EMULATED_SERVICES, BotocoreHook
+
+_FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+
+
+class LocalBackend:
+    """An in-process SageMaker for training jobs and managed warm pools.
+
+    ``start_time`` (an aware datetime) gives a manual clock that moves only
+    when advanced; ``None`` follows the wall clock. ``root`` holds on-disk
+    state such as warm-pool caches (default: a temporary directory that
+    :meth:`close` removes).
+    """
+
+    def __init__(self, region: str = "us-east-1", account_id: str = "123456789012",
+                 start_time: datetime | None = None, root: str | Path | None = None) -> None:
+        self.region = region
+        self.account_id = account_id
+        self._owns_root = root is None
+        self.root = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-")) if root is None else Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._emulation = Emulation(account_id, self.root, start_time)
+        self._sagemaker = SageMakerApi(self._emulation)
+        self._boto_session: boto3.session.Session | None = None
+
+    # -- public surface ------------------------------------------------------
+    @property
+    def clock(self) -> VirtualClock:
+        return self._emulation.clock
+
+    @property
+    def settings(self) -> Settings:
+        return self._emulation.settings
+
+    def client(self, service_name: str = "sagemaker", **kwargs):
+        """A real boto3 client answered by this backend (no credentials needed)."""
+        self._check_emulated(service_name)
+        if self._boto_session is None:
+            self._boto_session = boto3.session.Session(**_FAKE_CREDENTIALS)
+        kwargs.setdefault("region_name", self.region)
+        client = self._boto_session.client(service_name, **kwargs)
+        self._attach(client)
+        return client
+
+    @contextlib.contextmanager
+    def activate(self) -> Iterator["LocalBackend"]:
+        """Answer every boto3 client created in the process while the block runs."""
+        with activated(Activation(self._attach, self.region)):
+            yield self
+
+    def script_job(self, job_name: str, *, outcome: str = "Completed",
+                   runtime_seconds: int | None = None, failure_reason: str | None = None) -> None:
+        """Decide how the named job (existing or future) ends.
+
+        ``outcome``: ``Completed``, or ``AlgorithmError`` / ``ClientError`` /
+        ``InternalServerError`` for a ``Failed`` job with that FailureReason.
+        """
+        self._emulation.script_job(job_name, JobScript(outcome, runtime_seconds, failure_reason))
+
+    def training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
+        """The domain object of a job (its ``cache_dir`` is the warm-pool cache)."""
+        with self._emulation.lock:
+            self.clock.catch_up()
+            return self._emulation.region(region or self.region).training_jobs.get(job_name)
+
+    def run_until_idle(self, limit: timedelta = timedelta(days=60)) -> None:
+        """Advance the clock until nothing more is scheduled (at most ``limit``)."""
+        deadline = self.clock.now() + limit
+        while (due := self.clock.next_due()) is not None and due <= deadline:
+            self.clock.advance(max(due - self.clock.now(), timedelta(0)))
+
+    def close(self) -> None:
+        """Remove on-disk state the backend created itself."""
+        if self._owns_root:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def __enter__(self) -> "LocalBackend":
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+    # -- wiring ----------------------------------------------------------------
+    @staticmethod
+    def _check_emulated(service_name: str) -> None:
+        if service_name not in EMULATED_SERVICES:
+            raise ValueError(f"sagemaker-plans-local emulates {', '.join(EMULATED_SERVICES)}, "
+                             f"not {service_name!r}")
+
+    def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
+        if client.meta.service_model.service_name == "sagemaker":
+            BotocoreHook("sagemaker", self._sagemaker.handle, enabled).attach(client)

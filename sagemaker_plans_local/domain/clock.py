@@ -1,0 +1,104 @@
+"""The backend's virtual clock and its time-ordered queue of state changes."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+Action = Callable[[datetime], None]
+
+
+class Event:
+    """A state change due at ``at``; cancel it to drop it from the queue."""
+
+    __slots__ = ("at", "action", "cancelled")
+
+    def __init__(self, at: datetime, action: Action) -> None:
+        self.at = at
+        self.action = action
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+def _wall_now() -> datetime:
+    return datetime.fromtimestamp(time.time(), timezone.utc)
+
+
+class VirtualClock:
+    """Time for the whole backend.
+
+    Manual mode (``start`` given) stands still until :meth:`advance` moves it.
+    Wall mode (``start=None``) follows the wall clock, shifted by every advance.
+    Due events are applied in time order, each seeing ``now()`` equal to its
+    own due time in manual mode; actions receive that time as their argument.
+    """
+
+    def __init__(self, start: datetime | None = None, lock: threading.RLock | None = None) -> None:
+        if start is not None and (start.tzinfo is None or start.utcoffset() is None):
+            raise ValueError("start_time must be an aware datetime")
+        self._manual = start is not None
+        self._now = start.astimezone(timezone.utc) if start is not None else None
+        self._offset = timedelta(0)
+        self._queue: list[tuple[datetime, int, Event]] = []
+        self._sequence = itertools.count()
+        self._lock = lock or threading.RLock()
+
+    @property
+    def manual(self) -> bool:
+        return self._manual
+
+    def now(self) -> datetime:
+        """The current virtual time, an aware UTC datetime."""
+        if self._manual:
+            return self._now
+        return _wall_now() + self._offset
+
+    def schedule(self, at: datetime, action: Action) -> Event:
+        """Queue ``action`` to run when the clock reaches ``at``."""
+        event = Event(at, action)
+        heapq.heappush(self._queue, (at, next(self._sequence), event))
+        return event
+
+    def advance(self, delta: float | int | timedelta) -> datetime:
+        """Move time forward and apply every state change that falls due."""
+        if not isinstance(delta, timedelta):
+            delta = timedelta(seconds=delta)
+        if delta < timedelta(0):
+            raise ValueError("the clock only moves forward")
+        with self._lock:
+            if self._manual:
+                target = self._now + delta
+                self._run_until(target)
+                self._now = target
+            else:
+                self._offset += delta
+                self._run_until(self.now())
+            return self.now()
+
+    def catch_up(self) -> None:
+        """Apply the state changes due by now (the wall clock moves by itself)."""
+        if self._queue and self._queue[0][0] <= self.now():
+            with self._lock:
+                self._run_until(self.now())
+
+    def next_due(self) -> datetime | None:
+        """When the next live state change is due, if any."""
+        while self._queue and self._queue[0][2].cancelled:
+            heapq.heappop(self._queue)
+        return self._queue[0][0] if self._queue else None
+
+    def _run_until(self, target: datetime) -> None:
+        queue = self._queue
+        while queue and queue[0][0] <= target:
+            at, _, event = heapq.heappop(queue)
+            if event.cancelled:
+                continue
+            if self._manual and at > self._now:
+                self._now = at
+            event.action(at)

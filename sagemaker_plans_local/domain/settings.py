@@ -1,0 +1,30 @@
+"""Backend settings that tests and scripts may change at any time."""
+
+from __future__ import annotations
+
+from typing import Mapping, Union
+
+import attrs
+
+Quota = Union[None, int, Mapping[str, int]]
+
+
+def quota_for(quota: Quota, instance_type: str) -> int | None:
+    """The limit ``quota`` sets for ``instance_type``; None means unlimited."""
+    if quota is None:
+        return None
+    if isinstance(quota, Mapping):
+        return quota.get(instance_type)
+    return int(quota)
+
+
+@attrs.define
+class Settings:
+    """Knobs of the emulation (documented in docs/backend.md)."""
+
+    max_keep_alive_seconds: int = 3600
+    warm_pool_quota: Quota = None
+    instance_quota: Quota = None
+    job_runtime_seconds: int = 600
+    cold_start_seconds: int = 180
+    warm_start_seconds: int = 10

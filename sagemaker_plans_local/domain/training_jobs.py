@@ -1,0 +1,343 @@
+"""Training jobs: creation rules, status progression on the clock, stop, update, delete."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Callable, Iterable, Mapping
+
+import attrs
+
+from ..store import Table
+from .arns import sagemaker_arn
+from .clock import Event, VirtualClock
+from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded, NotFound
+from .settings import Settings, quota_for
+from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases,
+                       seconds_between)
+from .warm_pools import WarmPool, WarmPoolView, WarmPools
+
+TERMINAL = frozenset({"Completed", "Failed", "Stopped"})
+RUNNING = frozenset({"InProgress", "Stopping"})
+#: Failures after which SageMaker keeps the warm pool (the cluster is healthy).
+POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
+
+
+@attrs.define(eq=False)
+class Transition:
+    """One SecondaryStatusTransitions entry."""
+
+    status: str
+    start: datetime
+    message: str
+    end: datetime | None = None
+
+
+@attrs.define(eq=False)
+class TrainingJob:
+    """One training job and everything DescribeTrainingJob reports about it."""
+
+    name: str
+    arn: str
+    spec: dict
+    created_at: datetime
+    sequence: int
+    last_modified: datetime
+    status: str = "InProgress"
+    secondary_status: str = "Starting"
+    transitions: list[Transition] = attrs.Factory(list)
+    training_start: datetime | None = None
+    training_end: datetime | None = None
+    ended_at: datetime | None = None
+    failure_reason: str | None = None
+    instances_started: bool = False
+    warm_start: bool = False
+    pool: WarmPool | None = None
+    warm_pool: WarmPoolView | None = None
+    events: list[Event] = attrs.Factory(list)
+
+    @property
+    def resource_config(self) -> dict:
+        return self.spec.get("ResourceConfig") or {}
+
+    @property
+    def keep_alive_seconds(self) -> int:
+        return self.resource_config.get("KeepAlivePeriodInSeconds") or 0
+
+    @property
+    def max_runtime_seconds(self) -> int | None:
+        return (self.spec.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
+
+    @property
+    def cache_dir(self) -> Path | None:
+        """The persistent cache of the warm-pool chain this job runs on, if any."""
+        pool = self.pool
+        return pool.cache_dir if pool is not None and pool.state != "Terminated" else None
+
+    @property
+    def training_seconds(self) -> int | None:
+        if self.training_start is None or self.training_end is None:
+            return None
+        return seconds_between(self.training_start, self.training_end)
+
+    def instance_demand(self) -> Counter[str]:
+        """Instances of each type this job runs on."""
+        groups = self.resource_config.get("InstanceGroups")
+        demand: Counter[str] = Counter()
+        if groups:
+            for group in groups:
+                demand[group["InstanceType"]] += group["InstanceCount"]
+        else:
+            demand[self.resource_config["InstanceType"]] += self.resource_config["InstanceCount"]
+        return demand
+
+    def enter(self, secondary: str, at: datetime, message: str) -> None:
+        if self.transitions:
+            self.transitions[-1].end = at
+        self.transitions.append(Transition(secondary, at, message))
+        self.secondary_status = secondary
+        self.last_modified = at
+
+    def say(self, message: str, at: datetime) -> None:
+        self.transitions[-1].message = message
+        self.last_modified = at
+
+
+def check_create_rules(spec: Mapping, settings: Settings) -> None:
+    """Service rules on CreateTrainingJob beyond what the shape model says."""
+    resources = spec.get("ResourceConfig")
+    if not spec.get("AlgorithmSpecification"):
+        raise InvalidRequest("AlgorithmSpecification is required for a training job.")
+    algorithm = spec["AlgorithmSpecification"]
+    if not (algorithm.get("TrainingImage") or algorithm.get("AlgorithmName")):
+        raise InvalidRequest("Either TrainingImage or AlgorithmName must be specified "
+                             "in AlgorithmSpecification.")
+    if resources is None:
+        raise InvalidRequest("ResourceConfig is required for a training job.")
+    groups = resources.get("InstanceGroups")
+    if groups:
+        if "InstanceType" in resources or "InstanceCount" in resources:
+            raise InvalidRequest("InstanceType and InstanceCount cannot be specified together "
+                                 "with InstanceGroups in ResourceConfig.")
+    elif "InstanceType" not in resources or "InstanceCount" not in resources:
+        raise InvalidRequest("ResourceConfig must specify InstanceType and InstanceCount "
+                             "when InstanceGroups is not specified.")
+    keep_alive = resources.get("KeepAlivePeriodInSeconds") or 0
+    check_keep_alive(keep_alive, settings)
+    if keep_alive:
+        if spec.get("EnableManagedSpotTraining"):
+            raise InvalidRequest("Managed warm pools (KeepAlivePeriodInSeconds) are not "
+                                 "supported with managed spot training.")
+        if groups:
+            raise InvalidRequest("Managed warm pools (KeepAlivePeriodInSeconds) are not "
+                                 "supported with heterogeneous clusters (InstanceGroups).")
+    if resources.get("TrainingPlanArn"):
+        raise NotFound(f"Training plan {resources['TrainingPlanArn']} does not exist.")
+
+
+def check_keep_alive(seconds: int, settings: Settings) -> None:
+    limit = settings.max_keep_alive_seconds
+    if seconds > limit:
+        raise InvalidRequest(f"KeepAlivePeriodInSeconds {seconds} exceeds the maximum "
+                             f"allowed value of {limit} seconds.")
+
+
+def limit_exceeded(instance_type: str, limit: int, used: int, delta: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"The account-level service limit '{instance_type} for training job usage' is "
+        f"{limit} Instances, with current utilization of {used} Instances and a request "
+        f"delta of {delta} Instances. Please use AWS Service Quotas to request an increase "
+        "for this quota.")
+
+
+class TrainingJobs:
+    """The training jobs of one region, with their warm pools."""
+
+    def __init__(self, clock: VirtualClock, settings: Settings, region: str, account_id: str,
+                 cache_root: Path, script_for: Callable[[str], JobScript]) -> None:
+        self._clock = clock
+        self._settings = settings
+        self._region = region
+        self._account_id = account_id
+        self._script_for = script_for
+        self._jobs: Table[TrainingJob] = Table()
+        self._sequence = itertools.count()
+        # Instances counted against the training-instance quota, by type.
+        self._usage: Counter[str] = Counter()
+        self.pools = WarmPools(clock, settings, cache_root, self._count_idle)
+
+    # -- queries -----------------------------------------------------------
+    def get(self, name: str) -> TrainingJob:
+        job = self._jobs.get(name)
+        if job is None:
+            raise JobNotFound()
+        return job
+
+    def all(self) -> Iterable[TrainingJob]:
+        return iter(self._jobs)
+
+    # -- commands ----------------------------------------------------------
+    def create(self, spec: dict) -> TrainingJob:
+        """Create a job from a validated request; it starts at once (cold or warm)."""
+        name = spec["TrainingJobName"]
+        arn = sagemaker_arn(self._region, self._account_id, "training-job", name)
+        if name in self._jobs:
+            raise InUse("Training job names must be unique within an AWS account and region, "
+                        f"and a training job with this name already exists ({arn})")
+        check_create_rules(spec, self._settings)
+        at = self._clock.now()
+        job = TrainingJob(name, arn, spec, at, next(self._sequence), last_modified=at)
+        pool = self.pools.find_match(spec) if not job.resource_config.get("InstanceGroups") else None
+        if pool is None:
+            self._check_instance_quota(job.instance_demand())
+        self._jobs.put(name, job)
+        job.enter("Starting", at, "Starting the training job")
+        if pool is not None:
+            self.pools.claim(pool, job, at)
+            job.warm_start = True
+            job.instances_started = True
+            provisioning = Provisioning.warm(self._settings.warm_start_seconds)
+        else:
+            provisioning = Provisioning.cold(self._settings.cold_start_seconds)
+        self._usage.update(job.instance_demand())
+        self._plan_provisioning(job, at, provisioning)
+        return job
+
+    def stop(self, name: str) -> TrainingJob:
+        job = self.get(name)
+        if job.status != "InProgress":
+            raise InvalidRequest("The request was rejected because the training job is in "
+                                 f"status {job.status}.")
+        self._begin_stopping(job, self._clock.now(), "Stopped")
+        return job
+
+    def update_keep_alive(self, name: str, seconds: int) -> TrainingJob:
+        job = self.get(name)
+        check_keep_alive(seconds, self._settings)
+        if job.status not in TERMINAL:
+            raise InvalidRequest("You can update KeepAlivePeriodInSeconds only for a training "
+                                 f"job that has finished; training job {name} is {job.status}.")
+        self.pools.update_keep_alive(job, seconds, self._clock.now())
+        job.resource_config["KeepAlivePeriodInSeconds"] = seconds
+        job.last_modified = max(job.last_modified, self._clock.now())
+        return job
+
+    def touch(self, name: str) -> TrainingJob:
+        """Record a change to the job's stored configuration (UpdateTrainingJob)."""
+        job = self.get(name)
+        job.last_modified = max(job.last_modified, self._clock.now())
+        return job
+
+    def delete(self, name: str) -> None:
+        job = self.get(name)
+        if job.status not in TERMINAL:
+            raise InUse(f"Training job {name} is in status {job.status}; only jobs in a "
+                        "terminal state (Completed, Failed, Stopped) can be deleted.")
+        if job.warm_pool is not None and job.warm_pool.status == "Available":
+            raise InUse(f"Training job {name} retains an Available warm pool; end it with "
+                        "UpdateTrainingJob (KeepAlivePeriodInSeconds=0) before deleting the job.")
+        self._jobs.delete(name)
+
+    def rescript(self, name: str) -> None:
+        """Re-plan a running job after its script changed."""
+        job = self._jobs.get(name)
+        if job is None or job.status != "InProgress" or job.training_start is None:
+            return
+        self._cancel_events(job)
+        self._plan_training(job, job.training_start)
+
+    # -- progression ---------------------------------------------------------
+    def _schedule(self, job: TrainingJob, at: datetime, action: Callable[[datetime], None]) -> None:
+        job.events.append(self._clock.schedule(at, action))
+
+    def _cancel_events(self, job: TrainingJob) -> None:
+        for event in job.events:
+            event.cancel()
+        job.events.clear()
+
+    def _plan_provisioning(self, job: TrainingJob, at: datetime, plan: Provisioning) -> None:
+        if plan.launching:
+            self._schedule(job, at + plan.launching,
+                           lambda t: job.say("Launching requested ML instances", t))
+        self._schedule(job, at + plan.preparing, lambda t: self._preparing(job, t))
+        self._schedule(job, at + plan.training_start, lambda t: self._start_training(job, t))
+
+    def _preparing(self, job: TrainingJob, at: datetime) -> None:
+        job.instances_started = True
+        job.say("Preparing the instances for training", at)
+
+    def _start_training(self, job: TrainingJob, at: datetime) -> None:
+        job.events.clear()
+        job.training_start = at
+        if job.pool is None and job.keep_alive_seconds:
+            self.pools.open(job)
+        job.enter("Downloading", at, "Downloading input data")
+        self._plan_training(job, at)
+
+    def _plan_training(self, job: TrainingJob, start: datetime) -> None:
+        script = self._script_for(job.name)
+        runtime = script.runtime_seconds
+        if runtime is None:
+            runtime = self._settings.job_runtime_seconds
+        phases = TrainingPhases.for_runtime(runtime)
+        now = self._clock.now()
+        if job.secondary_status == "Downloading":
+            self._schedule(job, max(now, start + phases.training), lambda t: job.enter(
+                "Training", t, "Training image download completed. Training in progress."))
+        max_runtime = job.max_runtime_seconds
+        if max_runtime is not None and runtime > max_runtime:
+            cutoff = max(now, start + timedelta(seconds=max_runtime))
+            self._schedule(job, cutoff,
+                           lambda t: self._begin_stopping(job, t, "MaxRuntimeExceeded"))
+            return
+        end = max(now, start + phases.end)
+        if script.fails:
+            self._schedule(job, end, lambda t: self._finish(
+                job, t, "Failed", "Failed", "Training job failed", script.failure_message()))
+            return
+        if job.secondary_status in ("Downloading", "Training"):
+            self._schedule(job, max(now, start + phases.uploading), lambda t: job.enter(
+                "Uploading", t, "Uploading generated training model"))
+        self._schedule(job, end, lambda t: self._finish(
+            job, t, "Completed", "Completed", "Training job completed"))
+
+    def _begin_stopping(self, job: TrainingJob, at: datetime, final: str) -> None:
+        self._cancel_events(job)
+        job.status = "Stopping"
+        job.enter("Stopping", at, "Stopping the training job")
+        message = ("Training job stopped: the maximum allowed runtime was exceeded"
+                   if final == "MaxRuntimeExceeded" else "Training job stopped")
+        self._schedule(job, at + timedelta(seconds=STOPPING_SECONDS),
+                       lambda t: self._finish(job, t, "Stopped", final, message))
+
+    def _finish(self, job: TrainingJob, at: datetime, status: str, secondary: str,
+                message: str, failure_reason: str | None = None) -> None:
+        job.events.clear()
+        job.status = status
+        job.failure_reason = failure_reason
+        job.enter(secondary, at, message)
+        job.transitions[-1].end = at
+        job.ended_at = at
+        if job.training_start is not None:
+            job.training_end = at
+        self._usage.subtract(job.instance_demand())
+        if status == "Completed":
+            keep = True
+        elif status == "Stopped":
+            keep = job.instances_started
+        else:
+            keep = failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)
+        self.pools.release(job, at, keep)
+
+    # -- quotas ----------------------------------------------------------------
+    def _count_idle(self, instance_type: str, delta: int) -> None:
+        self._usage[instance_type] += delta
+
+    def _check_instance_quota(self, demand: Counter[str]) -> None:
+        for instance_type, count in demand.items():
+            limit = quota_for(self._settings.instance_quota, instance_type)
+            used = self._usage[instance_type]
+            if limit is not None and used + count > limit:
+                raise limit_exceeded(instance_type, limit, used, count)

@@ -1,0 +1,1 @@
+"""Transports: how requests reach the API layer (today: a botocore event hook)."""

@@ -1,0 +1,66 @@
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from hypothesis import given, strategies as st
+
+from sagemaker_plans_local.domain.clock import VirtualClock
+
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_manual_clock_stands_still_until_advanced():
+    clock = VirtualClock(START)
+    assert clock.now() == START
+    clock.advance(timedelta(days=28))
+    assert clock.now() == START + timedelta(days=28)
+
+
+def test_naive_start_is_rejected():
+    with pytest.raises(ValueError):
+        VirtualClock(datetime(2026, 1, 1))
+
+
+def test_clock_never_moves_back():
+    with pytest.raises(ValueError):
+        VirtualClock(START).advance(-1)
+
+
+@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+       st.integers(min_value=0, max_value=12_000))
+def test_events_fire_in_time_order_and_see_their_own_time(offsets, advance_by):
+    clock = VirtualClock(START)
+    fired = []
+    for offset in offsets:
+        at = START + timedelta(seconds=offset)
+        clock.schedule(at, lambda t, at=at: fired.append((t, clock.now(), at)))
+    clock.advance(advance_by)
+    due = sorted(o for o in offsets if o <= advance_by)
+    assert [t for t, _, _ in fired] == [START + timedelta(seconds=o) for o in due]
+    assert all(t == seen == at for t, seen, at in fired)
+    assert clock.now() == START + timedelta(seconds=advance_by)
+
+
+def test_cancelled_event_does_not_fire():
+    clock = VirtualClock(START)
+    fired = []
+    event = clock.schedule(START + timedelta(seconds=5), fired.append)
+    event.cancel()
+    clock.advance(10)
+    assert fired == [] and clock.next_due() is None
+
+
+def test_event_scheduled_by_an_event_fires_in_the_same_advance():
+    clock = VirtualClock(START)
+    fired = []
+    clock.schedule(START + timedelta(seconds=1),
+                   lambda t: clock.schedule(t + timedelta(seconds=1), fired.append))
+    clock.advance(5)
+    assert fired == [START + timedelta(seconds=2)]
+
+
+def test_wall_clock_follows_real_time_plus_advances():
+    clock = VirtualClock(None)
+    before = datetime.now(timezone.utc)
+    clock.advance(timedelta(days=2))
+    assert clock.now() - before >= timedelta(days=2)
+    assert clock.now().tzinfo is not None
