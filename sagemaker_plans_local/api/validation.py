@@ -4,7 +4,10 @@ Every constraint comes from the botocore shapes: ``required``, ``enum``,
 ``min``/``max`` (string length, list/map size, numeric value) and ``pattern``.
 Each violation reads like AWS's::
 
-    Value 'ml.foo' at 'resourceConfig.instanceType' failed to satisfy constraint: Member must satisfy enum value set: [...]
+    Value 'ml.foo' at 'resourceConfig.instanceType' failed to satisfy constraint:
+    Member must satisfy enum value set: [...]
+
+(on one line).
 
 Paths:
 
@@ -43,9 +46,24 @@ from botocore.model import OperationModel, Shape
 
 from .errors import constraint_violations
 
-Check = Callable[[Any, str, list], None]
+_Check = Callable[[Any, str, list], None]
+_Rule = tuple[Callable[[Any], bool], str]
 
 _MAX_RENDERED = 100
+_NUMBERS = ("integer", "long", "float", "double")
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "long": (int,),
+    "float": (int, float),
+    "double": (int, float),
+    "boolean": (bool,),
+    "timestamp": (datetime.datetime,),
+    "blob": (bytes, bytearray),
+    "list": (list, tuple),
+    "map": (dict,),
+    "structure": (dict,),
+}
 _MAX_CODE_POINT = 0x10FFFF
 
 # Java's US-ASCII predefined and POSIX classes, as code-point ranges.
@@ -74,6 +92,8 @@ _JAVA_CLASSES = {
     "XDigit": _DIGIT + ((0x41, 0x46), (0x61, 0x66)),
     "Space": _SPACE,
 }
+_QUANTIFIED_GROUP = regex.compile(r"(?<!\\)\)[*+?{]")
+_MATCH_SECONDS = 0.05
 _JAVA_DOT = r"[^\n\r\x85\u2028\u2029]"
 _TOKEN = regex.compile(
     r"\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
@@ -138,6 +158,26 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     return regex.compile(_translate(pattern), regex.V0)
 
 
+def _mismatch(pattern: str) -> Callable[[str], bool]:
+    """A predicate telling whether a value fails ``pattern``.
+
+    A pattern with a quantified group may backtrack exponentially on some
+    inputs; such a match gets a time budget, and running out of it counts as
+    not matching.
+    """
+    compiled = compile_pattern(pattern)
+    if not _QUANTIFIED_GROUP.search(compiled.pattern):
+        return lambda value: compiled.fullmatch(value) is None
+
+    def mismatch(value: str) -> bool:
+        try:
+            return compiled.fullmatch(value, timeout=_MATCH_SECONDS) is None
+        except TimeoutError:
+            return True
+
+    return mismatch
+
+
 def _java_string(value: Any) -> str:
     if value is None:
         return "null"
@@ -173,12 +213,9 @@ def _child(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-Rule = tuple[Callable[[Any], bool], str]
-
-
-def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[Rule]:
+def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[_Rule]:
     low, high = shape.metadata.get("min"), shape.metadata.get("max")
-    rules: list[Rule] = []
+    rules: list[_Rule] = []
     if low is not None:
         rules.append((lambda value: size(value) < low, f"Member must have {noun} greater than or equal to {low}"))
     if high is not None:
@@ -186,48 +223,35 @@ def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[Rule]:
     return rules
 
 
-def _rules(shape: Shape) -> list[Rule]:
+def _rules(shape: Shape) -> list[_Rule]:
     """The value constraints of ``shape`` as (fails, wording) pairs."""
-    if shape.type_name in ("integer", "long", "float", "double"):
+    if shape.type_name in _NUMBERS:
         return _bounds(shape, lambda value: value, "value")
     if shape.type_name not in ("string", "blob", "list", "map"):
         return []
     rules = _bounds(shape, len, "length")
     pattern = shape.metadata.get("pattern")
     if pattern is not None and shape.type_name == "string":
-        matches = compile_pattern(pattern).fullmatch
-        rules.append((lambda value: matches(value) is None, f"Member must satisfy regular expression pattern: {pattern}"))
+        rules.append((_mismatch(pattern), f"Member must satisfy regular expression pattern: {pattern}"))
     enum = shape.metadata.get("enum")
     if enum:
-        allowed = frozenset(enum)
-        rules.append((lambda value: value not in allowed, f"Member must satisfy enum value set: [{', '.join(enum)}]"))
+        allowed, listed = frozenset(enum), ", ".join(enum)
+        rules.append((lambda value: value not in allowed, f"Member must satisfy enum value set: [{listed}]"))
     return rules
 
 
 def _type_check(shape: Shape) -> Callable[[Any], bool]:
     """A predicate telling whether a value has the Python type ``shape`` expects."""
-    kinds: Any = {
-        "string": str,
-        "integer": int,
-        "long": int,
-        "float": (int, float),
-        "double": (int, float),
-        "boolean": bool,
-        "timestamp": datetime.datetime,
-        "blob": (bytes, bytearray),
-        "list": (list, tuple),
-        "map": dict,
-        "structure": dict,
-    }.get(shape.type_name, object)
-    if shape.type_name in ("integer", "long", "float", "double"):
+    kinds = _PYTHON_TYPES.get(shape.type_name, (object,))
+    if shape.type_name in _NUMBERS:
         return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
     return lambda value: isinstance(value, kinds)
 
 
-_CHECKERS: dict[tuple[Any, str], Check] = {}
+_CHECKERS: dict[tuple[Any, str], _Check] = {}
 
 
-def _checker(shape: Shape) -> Check:
+def _checker(shape: Shape) -> _Check:
     """The cached checker for ``shape``, keyed by its resolver and name."""
     key = (shape._shape_resolver, shape.name)
     check = _CHECKERS.get(key)
@@ -236,7 +260,7 @@ def _checker(shape: Shape) -> Check:
     return check
 
 
-def _build(shape: Shape) -> Check:
+def _build(shape: Shape) -> _Check:
     is_typed = _type_check(shape)
     type_failure = f"Member must be of type {shape.type_name}"
     rules = _rules(shape)
@@ -256,8 +280,8 @@ def _build(shape: Shape) -> Check:
     return check
 
 
-def _structure_walker(shape: Shape) -> Check:
-    members: list[tuple[str, str, bool, Check]] | None = None
+def _structure_walker(shape: Shape) -> _Check:
+    members: list[tuple[str, str, bool, _Check]] | None = None
 
     def walk(value: dict, path: str, out: list) -> None:
         nonlocal members
@@ -277,8 +301,8 @@ def _structure_walker(shape: Shape) -> Check:
     return walk
 
 
-def _list_walker(shape: Shape) -> Check:
-    check: Check | None = None
+def _list_walker(shape: Shape) -> _Check:
+    check: _Check | None = None
 
     def walk(value: list, path: str, out: list) -> None:
         nonlocal check
@@ -293,9 +317,9 @@ def _list_walker(shape: Shape) -> Check:
     return walk
 
 
-def _map_walker(shape: Shape) -> Check:
-    key_rules: list[Rule] | None = None
-    check: Check | None = None
+def _map_walker(shape: Shape) -> _Check:
+    key_rules: list[_Rule] | None = None
+    check: _Check | None = None
 
     def walk(value: dict, path: str, out: list) -> None:
         nonlocal key_rules, check

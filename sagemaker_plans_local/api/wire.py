@@ -5,8 +5,8 @@ Requests: JSON timestamps (epoch seconds, or ISO-8601 strings) become aware UTC
 decoded, so a value of the wrong JSON type reaches validation unchanged.
 Responses: ``datetime`` becomes epoch seconds (naive ones are UTC), ``bytes``
 base64, ``None`` members are dropped, and a member missing from the shape is a
-programming error (``ValueError``).  Per-shape codecs are built once and cached
-by shape name.
+programming error (``ValueError``).  Per-shape codecs are built once, lazily,
+and cached by shape (resolver and name).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from botocore.model import Shape
 
 from .errors import constraint_violations
 
-Decode = Callable[[Any, str], Any]
-Encode = Callable[[Any], Any]
+_Decode = Callable[[Any, str], Any]
+_Encode = Callable[[Any], Any]
 
 _UTC = datetime.timezone.utc
 _CONVERTED = frozenset({"timestamp", "blob"})
@@ -56,7 +56,9 @@ def _converts(shape: Shape) -> bool:
 
 
 def _child(path: str, name: str) -> str:
-    return f"{path}.{name[:1].lower()}{name[1:]}" if path else f"{name[:1].lower()}{name[1:]}"
+    """The lowerCamel request path of member ``name`` (as validation reports it)."""
+    lower = name[:1].lower() + name[1:]
+    return f"{path}.{lower}" if path else lower
 
 
 def _undecodable(value: Any, path: str, expected: str) -> Exception:
@@ -72,8 +74,9 @@ def _decode_timestamp(value: Any, path: str) -> datetime.datetime:
         except (OverflowError, OSError, ValueError):
             pass
     elif isinstance(value, str):
+        text = value[:-1] + "+00:00" if value.endswith("Z") else value
         try:
-            parsed = datetime.datetime.fromisoformat(value.removesuffix("Z") + ("+00:00" if value.endswith("Z") else ""))
+            parsed = datetime.datetime.fromisoformat(text)
         except ValueError:
             pass
         else:
@@ -88,10 +91,10 @@ def _decode_blob(value: Any, path: str) -> bytes:
         raise _undecodable(value, path, "base64-encoded binary data") from None
 
 
-_DECODERS: dict[tuple[Any, str], Decode | None] = {}
+_DECODERS: dict[tuple[Any, str], _Decode | None] = {}
 
 
-def _decoder(shape: Shape) -> Decode | None:
+def _decoder(shape: Shape) -> _Decode | None:
     """The cached decoder for ``shape``; ``None`` when nothing below it needs decoding."""
     key = _key(shape)
     if key not in _DECODERS:
@@ -99,7 +102,7 @@ def _decoder(shape: Shape) -> Decode | None:
     return _DECODERS[key]
 
 
-def _build_decoder(shape: Shape) -> Decode:
+def _build_decoder(shape: Shape) -> _Decode:
     if shape.type_name == "timestamp":
         return _decode_timestamp
     if shape.type_name == "blob":
@@ -108,7 +111,7 @@ def _build_decoder(shape: Shape) -> Decode:
         return _list_decoder(_decoder(shape.member))
     if shape.type_name == "map":
         return _map_decoder(_decoder(shape.value))
-    members: dict[str, Decode] | None = None
+    members: dict[str, _Decode] | None = None
 
     def decode(value: Any, path: str) -> Any:
         nonlocal members
@@ -124,7 +127,7 @@ def _build_decoder(shape: Shape) -> Decode:
     return decode
 
 
-def _list_decoder(item_decoder: Decode) -> Decode:
+def _list_decoder(item_decoder: _Decode) -> _Decode:
     def decode(value: Any, path: str) -> Any:
         if not isinstance(value, list):
             return value
@@ -136,7 +139,7 @@ def _list_decoder(item_decoder: Decode) -> Decode:
     return decode
 
 
-def _map_decoder(value_decoder: Decode) -> Decode:
+def _map_decoder(value_decoder: _Decode) -> _Decode:
     def decode(value: Any, path: str) -> Any:
         if not isinstance(value, dict):
             return value
@@ -166,10 +169,10 @@ def _encode_blob(value: Any) -> str:
     return base64.b64encode(value).decode("ascii")
 
 
-_ENCODERS: dict[tuple[Any, str], Encode | None] = {}
+_ENCODERS: dict[tuple[Any, str], _Encode | None] = {}
 
 
-def _encoder(shape: Shape) -> Encode | None:
+def _encoder(shape: Shape) -> _Encode | None:
     """The cached encoder for ``shape``; ``None`` when values pass through unchanged."""
     key = _key(shape)
     if key not in _ENCODERS:
@@ -177,25 +180,25 @@ def _encoder(shape: Shape) -> Encode | None:
     return _ENCODERS[key]
 
 
-def _build_encoder(shape: Shape) -> Encode | None:
+def _build_encoder(shape: Shape) -> _Encode | None:
     kind = shape.type_name
     if kind == "timestamp":
         return _encode_timestamp
     if kind == "blob":
         return _encode_blob
     if kind == "list":
-        item_encoder = _encoder(shape.member)
-        return None if item_encoder is None else lambda value: [item_encoder(item) for item in value]
+        encode_item = _encoder(shape.member)
+        return None if encode_item is None else lambda value: [encode_item(item) for item in value]
     if kind == "map":
-        value_encoder = _encoder(shape.value)
-        return None if value_encoder is None else lambda value: {key: value_encoder(item) for key, item in value.items()}
+        encode_value = _encoder(shape.value)
+        return None if encode_value is None else lambda value: {key: encode_value(item) for key, item in value.items()}
     if kind == "structure":
         return _structure_encoder(shape)
     return None
 
 
-def _structure_encoder(shape: Shape) -> Encode:
-    members: dict[str, Encode | None] | None = None
+def _structure_encoder(shape: Shape) -> _Encode:
+    members: dict[str, _Encode | None] | None = None
 
     def encode(value: Any) -> dict:
         nonlocal members

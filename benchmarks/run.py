@@ -1,0 +1,398 @@
+#!/usr/bin/env python3
+"""sagemaker-plans-local benchmarks: throughput against moto and Stubber, warm-pool scaling.
+
+Usage::
+
+    python benchmarks/run.py              # full run (about a minute on 2 cores)
+    python benchmarks/run.py --quick      # reduced iterations, a few seconds (smoke test)
+    python benchmarks/run.py --profile    # also cProfile our describe_training_job path
+
+Targets are printed as PASS/MISS next to the figures; they are never asserted,
+and the script exits 0 whatever the figures are.  See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import importlib.util
+import os
+import platform
+import pstats
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:  # the helpers next to this file, also when imported as a module
+    sys.path.insert(0, str(HERE))
+if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: use the checkout
+    sys.path.insert(0, str(HERE.parent))
+
+import boto3  # noqa: E402
+import botocore  # noqa: E402
+
+from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_workload import (OPERATIONS, START, Moto, Ours, Stubbed, job_request)  # noqa: E402
+
+#: Targets for describe_training_job throughput (ours / other implementation).
+DESCRIBE_VS_MOTO = 10.0
+DESCRIBE_VS_STUBBER = 0.4
+#: Target for CreateTrainingJob latency with many non-matching Available pools vs none.
+POOL_LATENCY_RATIO = 1.3
+
+
+@dataclass(frozen=True)
+class Config:
+    name: str
+    seeds: int           # jobs behind describe/list (list pages MaxResults=10 over these)
+    warmup_calls: int    # unmeasured calls per implementation and operation, then as many to size batches
+    batch_seconds: float # each measured batch is sized to take about this long
+    min_calls: int
+    max_calls: int
+    repeats: int         # measured batches per implementation and operation
+    pools: int           # Available non-matching warm pools for the latency comparison
+    probes: int          # timed CreateTrainingJob calls per configuration
+    block: int           # probes are interleaved across configurations in blocks of this size
+    profile_calls: int
+
+
+FULL = Config("full", seeds=100, warmup_calls=100, batch_seconds=0.4, min_calls=50,
+              max_calls=50_000, repeats=7, pools=10_000, probes=3_000, block=100,
+              profile_calls=3_000)
+QUICK = Config("quick", seeds=100, warmup_calls=10, batch_seconds=0.02, min_calls=10,
+               max_calls=2_000, repeats=2, pools=300, probes=60, block=20, profile_calls=200)
+
+
+def banner(config: Config) -> str:
+    try:
+        from importlib.metadata import version
+        moto_version = version("moto")
+    except Exception:  # moto missing: reported again where it is used
+        moto_version = "not installed"
+    return (f"sagemaker-plans-local benchmarks ({config.name} run) -- python {platform.python_version()}, "
+            f"boto3 {boto3.__version__}, botocore {botocore.__version__}, moto {moto_version}, "
+            f"{os.cpu_count()} CPUs")
+
+
+# -- 1. throughput -------------------------------------------------------------
+
+def measure_throughput(implementations, config: Config) -> dict[tuple[str, str], list[float]]:
+    """calls/s of every (implementation, operation): ``config.repeats`` batches each.
+
+    Operations run one after the other (describe, list, then create, so list
+    sees the seed jobs only); within an operation the implementations take
+    turns batch by batch, in a rotating order, so drift in machine load hits
+    all of them alike.
+    """
+    results: dict[tuple[str, str], list[float]] = {}
+    order = ("describe_training_job", "list_training_jobs", "create_training_job")
+    for op in order:
+        sizes = {}
+        for impl in implementations:
+            impl.prepare(op, config.warmup_calls)()  # warm-up
+            probe = config.warmup_calls
+            seconds = timed(impl.prepare(op, probe))
+            sizes[impl.name] = max(config.min_calls,
+                                   min(config.max_calls, int(probe / seconds * config.batch_seconds)))
+        for repeat in range(config.repeats):
+            turn = repeat % len(implementations)
+            for impl in implementations[turn:] + implementations[:turn]:
+                n = sizes[impl.name]
+                run = impl.prepare(op, n)
+                results.setdefault((impl.name, op), []).append(n / timed(run))
+    return results
+
+
+def report_throughput(results, names: list[str], config: Config) -> None:
+    best = {key: max(values) for key, values in results.items()}
+    median = {key: statistics.median(values) for key, values in results.items()}
+    print(f"\n1. Throughput (calls/s; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
+          f"list = MaxResults={10} over {config.seeds} jobs)")
+    headers = ["operation", *names]
+    others = [name for name in names if name != "ours"]
+    headers += [f"ours/{name}" for name in others]
+    rows = []
+    for op in OPERATIONS:
+        row = [op, *(rate(best[(name, op)]) for name in names)]
+        for other in others:
+            value = best[("ours", op)] / best[(other, op)]
+            cell = ratio(value)
+            if op == "describe_training_job":
+                target = {"moto": DESCRIBE_VS_MOTO, "Stubber": DESCRIBE_VS_STUBBER}.get(other)
+                if target is not None:
+                    cell += f" {verdict(value >= target)} (>= {target:g}x)"
+            row.append(cell)
+        rows.append(row)
+    print(table(headers, rows))
+    print("\n   medians (calls/s): " + "; ".join(
+        f"{op}: " + ", ".join(f"{name} {rate(median[(name, op)])}" for name in names)
+        for op in OPERATIONS))
+    for name in names:
+        per_call = {op: 1 / best[(name, op)] for op in OPERATIONS}
+        print(f"   {name:>7} per call (best): " + ", ".join(
+            f"{op.split('_')[0]} {micros(per_call[op])} us" for op in OPERATIONS))
+    if "Stubber" in names:
+        # Stubber does no work of its own beyond botocore's client pipeline, so its
+        # per-call time is roughly that pipeline; the rest of ours is our answer.
+        op = "describe_training_job"
+        ours_us, stub_us = 1e6 / best[("ours", op)], 1e6 / best[("Stubber", op)]
+        print(f"   describe: botocore client pipeline ~{stub_us:,.1f} us (Stubber), "
+              f"our answer adds ~{ours_us - stub_us:,.1f} us "
+              f"(request decode/validate, domain, encode, json round trip, botocore parse)")
+
+
+def run_throughput(config: Config) -> None:
+    try:
+        from moto import mock_aws
+    except ImportError:
+        mock_aws = None
+        print("\n(moto is not installed: the moto column is skipped; pip install 'moto[sagemaker]')")
+    implementations = []
+    mock = mock_aws() if mock_aws is not None else None
+    if mock is not None:
+        # Kept active for the whole section so its state survives; it only
+        # answers at before-send, which our and Stubber's clients never reach.
+        mock.start()
+    try:
+        ours = Ours(config.seeds)
+        implementations.append(ours)
+        if mock is not None:
+            implementations.append(Moto(config.seeds))
+        implementations.append(Stubbed(ours))
+        results = measure_throughput(implementations, config)
+    finally:
+        for impl in implementations:
+            impl.close()
+        if mock is not None:
+            mock.stop()
+    report_throughput(results, [impl.name for impl in implementations], config)
+
+
+# -- 2. CreateTrainingJob latency with many Available non-matching warm pools --------
+
+def build_backend(jobs: int, keep_alive: int):
+    """A backend with ``jobs`` Completed jobs, each on its own RoleArn (so no two match).
+
+    With ``keep_alive`` every job leaves an Available warm pool; without, none.
+    Everything goes through the public boto3 client and clock.
+    """
+    from sagemaker_plans_local import LocalBackend
+
+    backend = LocalBackend(start_time=START)
+    client = backend.client()
+    names = [f"pool-{i:05d}" for i in range(jobs)]
+    started = time.perf_counter()
+    for name in names:
+        client.create_training_job(**job_request(name, role=name, keep_alive=keep_alive))
+    created = time.perf_counter() - started
+    started = time.perf_counter()
+    backend.clock.advance(900)  # cold start 180 s + runtime 600 s: all Completed
+    advanced = time.perf_counter() - started
+    for name in sorted({names[0], names[len(names) // 2], names[-1]}) if names else ():
+        described = client.describe_training_job(TrainingJobName=name)
+        pool = (described.get("WarmPoolStatus") or {}).get("Status")
+        expected = "Available" if keep_alive else None
+        if described["TrainingJobStatus"] != "Completed" or pool != expected:
+            raise RuntimeError(f"{name}: {described['TrainingJobStatus']}, warm pool {pool}; "
+                               f"expected Completed, warm pool {expected}")
+    return backend, client, names, created, advanced
+
+
+def run_pool_latency(config: Config) -> None:
+    n = config.pools
+    print(f"\n2. CreateTrainingJob latency with {n:,} Available non-matching warm pools vs none")
+    configurations = []  # (label, backend, client)
+    try:
+        backend, client, _, _, _ = build_backend(0, keep_alive=0)
+        configurations.append(("fresh: no jobs, no pools", backend, client))
+        backend, client, pool_names, created, advanced = build_backend(n, keep_alive=3600)
+        configurations.append((f"{n:,} jobs, {n:,} Available pools", backend, client))
+        print(f"   built {n:,} pools through boto3: {created:.1f} s of CreateTrainingJob "
+              f"({n / created:,.0f}/s), {advanced:.2f} s of clock.advance(900); sampled "
+              "describe: WarmPoolStatus Available")
+        backend, client, _, created, _ = build_backend(n, keep_alive=0)
+        configurations.append((f"control: {n:,} jobs, no pools", backend, client))
+
+        latencies = {label: Latencies() for label, _, _ in configurations}
+        probe = 0
+
+        def probe_requests(count: int) -> list[dict]:
+            nonlocal probe
+            requests = [job_request(f"probe-{probe + i:06d}", role="probe", keep_alive=3600)
+                        for i in range(count)]
+            probe += count
+            return requests
+
+        for _, _, client in configurations:  # warm-up, unmeasured
+            for request in probe_requests(config.block):
+                client.create_training_job(**request)
+        # A full (generation-2) collection scans every live object in the process,
+        # i.e. all three backends at once (~0.3 s with 20,000 jobs alive), and
+        # lands on whichever configuration happens to be running.  As timeit does,
+        # keep the collector off while timing, so the figures are the calls' own cost.
+        gc.collect()
+        gc.disable()
+        try:
+            clock = time.perf_counter
+            for block in range(config.probes // config.block):
+                turn = block % len(configurations)
+                for label, _, client in configurations[turn:] + configurations[:turn]:
+                    create, record = client.create_training_job, latencies[label].record
+                    for request in probe_requests(config.block):
+                        started = clock()
+                        create(**request)
+                        record(clock() - started)
+        finally:
+            gc.enable()
+
+        # The probes must not have claimed any pool (their RoleArn matches none).
+        loaded = configurations[1][2]
+        reused = loaded.list_training_jobs(WarmPoolStatusEquals="Reused", MaxResults=1)
+        sample = loaded.describe_training_job(TrainingJobName=pool_names[0])["WarmPoolStatus"]["Status"]
+        if reused["TrainingJobSummaries"] or sample != "Available":
+            raise RuntimeError("a probe job claimed a warm pool it should not match")
+
+        summaries = {label: latencies[label].summary() for label, _, _ in configurations}
+        probes = len(latencies[configurations[0][0]].values)
+        print(f"   {probes:,} timed calls per configuration (distinct names, RoleArn matching no pool; "
+              f"interleaved in blocks of {config.block}; garbage collector off while timing); "
+              "latency in microseconds")
+        rows = [[label, micros(s["mean"]), micros(s["median"]), micros(s["p90"]), micros(s["p99"]),
+                 micros(s["max"])] for label, s in summaries.items()]
+        print(table(["configuration", "mean", "median", "p90", "p99", "max"], rows))
+        fresh, pools, control = (summaries[label] for label, _, _ in configurations)
+        for stat in ("median", "mean"):
+            value = pools[stat] / fresh[stat]
+            print(f"   {stat:>6} ratio pools/fresh: {ratio(value)}  "
+                  f"{verdict(value <= POOL_LATENCY_RATIO)} (target within {POOL_LATENCY_RATIO:g}x)"
+                  f"   [control/fresh {ratio(control[stat] / fresh[stat])}, "
+                  f"pools/control {ratio(pools[stat] / control[stat])}]")
+    finally:
+        for _, backend, _ in configurations:
+            backend.close()
+
+
+# -- optional: where our time goes -----------------------------------------------
+
+#: (label, function, caller): cumulative time of ``function`` -- as called from
+#: ``caller`` when one is given -- per call.  Functions are (path suffix, name).
+STAGES = [
+    ("boto3 client call, total", ("botocore/client.py", "_api_call"), None),
+    ("  botocore: validate + serialize request", ("botocore/client.py", "_convert_to_request_dict"), None),
+    ("  ours: BotocoreHook.__call__", ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"), None),
+    ("    SageMakerApi._answer", ("sagemaker_plans_local/api/dispatcher.py", "_answer"), None),
+    ("      json.loads(request)", ("json/__init__.py", "loads"),
+     ("sagemaker_plans_local/api/dispatcher.py", "_answer")),
+    ("      decode_input", ("sagemaker_plans_local/api/wire.py", "decode_input"), None),
+    ("      validate_request", ("sagemaker_plans_local/api/validation.py", "validate_request"), None),
+    ("      clock.catch_up", ("sagemaker_plans_local/domain/clock.py", "catch_up"), None),
+    ("      handler (domain + response dict)", None, None),  # filled in per operation
+    ("      encode_output", ("sagemaker_plans_local/api/wire.py", "encode_output"), None),
+    ("    json.dumps(response)", ("json/__init__.py", "dumps"),
+     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
+    ("    uuid.uuid4 (request id)", ("uuid.py", "uuid4"),
+     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
+    ("    botocore parser.parse", ("botocore/parsers.py", "parse"),
+     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
+]
+
+
+def _find(stats: dict, function) -> list:
+    suffix, name = function
+    return [key for key in stats if key[2] == name and key[0].replace("\\", "/").endswith(suffix)]
+
+
+def _cumulative(stats: dict, function, caller) -> float | None:
+    total, found = 0.0, False
+    for key in _find(stats, function):
+        if caller is None:
+            total += stats[key][3]
+            found = True
+            continue
+        for caller_key in _find(stats, caller):
+            edge = stats[key][4].get(caller_key)
+            if edge is not None:
+                total += edge[3]
+                found = True
+    return total if found else None
+
+
+def run_profile(config: Config, op: str) -> None:
+    ours = Ours(config.seeds)
+    try:
+        ours.prepare(op, config.warmup_calls)()
+        run = ours.prepare(op, config.profile_calls)
+        profiler = cProfile.Profile()
+        profiler.enable()
+        run()
+        profiler.disable()
+    finally:
+        ours.close()
+    n = config.profile_calls
+    stats = pstats.Stats(profiler).stats
+    print(f"\n3. cProfile of our {op}, {n:,} calls (times per call in microseconds, "
+          "inflated by the profiler; read the proportions)")
+    total = _cumulative(stats, STAGES[0][1], None) or 1e-12
+    handler = ("sagemaker_plans_local/api/training_jobs.py", op)
+    rows = []
+    for label, function, caller in STAGES:
+        value = _cumulative(stats, function or handler, caller)
+        rows.append([label, "-" if value is None else micros(value / n),
+                     "-" if value is None else f"{100 * value / total:.0f}%"])
+    print(table(["stage", "us/call", "share"], rows, right=[False, True, True]))
+
+    def listing(keys, sort_index: int, limit: int) -> None:
+        ordered = sorted(keys, key=lambda key: stats[key][sort_index], reverse=True)[:limit]
+        rows = []
+        for key in ordered:
+            calls, _, tottime, cumtime, _ = stats[key]
+            path = key[0].replace("\\", "/")
+            where = path.split("sagemaker_plans_local/", 1)[-1] if "sagemaker_plans_local/" in path \
+                else "/".join(path.split("/")[-2:])
+            rows.append([f"{where}:{key[1]}({key[2]})", f"{calls / n:.1f}",
+                         micros(tottime / n), micros(cumtime / n)])
+        print(table(["function", "calls/op", "self us", "cum us"], rows))
+
+    ours_keys = [key for key in stats if "sagemaker_plans_local" in key[0].replace("\\", "/")]
+    print("\n   top functions inside sagemaker_plans_local by cumulative time:")
+    listing(ours_keys, 3, 20)
+    print("\n   top functions anywhere by self time:")
+    listing(list(stats), 2, 15)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true",
+                        help="reduced iterations and pools (a smoke test, figures are rough)")
+    parser.add_argument("--pools", type=int, default=None,
+                        help="Available warm pools for the latency comparison "
+                             f"(default {FULL.pools:,}; {QUICK.pools:,} with --quick)")
+    parser.add_argument("--profile", nargs="?", const="describe_training_job", choices=OPERATIONS,
+                        metavar="OPERATION",
+                        help="also cProfile our client on OPERATION (default describe_training_job)")
+    parser.add_argument("--skip-throughput", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-pools", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    config = QUICK if args.quick else FULL
+    if args.pools is not None:
+        config = Config(**{**config.__dict__, "pools": max(1, args.pools)})
+
+    started = time.perf_counter()
+    print(banner(config))
+    if not args.skip_throughput:
+        run_throughput(config)
+    if not args.skip_pools:
+        run_pool_latency(config)
+    if args.profile:
+        run_profile(config, args.profile)
+    print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""Requests generated from the model: the only outcomes are a conforming
+response, a ClientError from the backend (never a bug) or botocore's
+ParamValidationError; and a rejected request changes nothing."""
+
+import copy
+
+import pytest
+from botocore import xform_name
+from botocore.exceptions import ClientError, ParamValidationError
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from sagemaker_plans_local.api.dispatcher import HANDLERS
+from sagemaker_plans_local.api.service_model import service_model
+from tests.conformance import assert_conforms
+from tests.conftest import create_request
+from tests.model_strategies import for_shape
+
+MODEL = service_model()
+OPERATIONS = sorted(HANDLERS)
+EXISTING = ["known-1", "known-2"]
+
+
+def valid_create_requests():
+    """Well-formed CreateTrainingJob requests with fuzzed optional parts."""
+    shape = MODEL.shape_for("CreateTrainingJobRequest")
+    return st.builds(
+        lambda name, keep_alive, extra: {**create_request(name, keep_alive=keep_alive), **extra},
+        st.sampled_from(EXISTING + ["fresh-1", "fresh-2"]),
+        st.sampled_from([None, 0, 60, 3600, 3601]),
+        st.fixed_dictionaries({}, optional={
+            name: for_shape(shape.members[name], depth=1)
+            for name in ("VpcConfig", "EnableNetworkIsolation", "EnableManagedSpotTraining",
+                         "Environment", "Tags", "CheckpointConfig", "InputDataConfig")}),
+    )
+
+
+def requests(operation):
+    shape = MODEL.operation_model(operation).input_shape
+    generated = for_shape(shape)
+    if "TrainingJobName" in shape.members:
+        named = st.builds(lambda r, n: {**r, "TrainingJobName": n}, generated, st.sampled_from(EXISTING))
+        generated = st.one_of(generated, named)
+    if operation == "CreateTrainingJob":
+        generated = st.one_of(generated, valid_create_requests())
+    return generated
+
+
+def snapshot(sm):
+    listed = sm.list_training_jobs(MaxResults=100)["TrainingJobSummaries"]
+    return {s["TrainingJobName"]: (s["TrainingJobStatus"], s.get("WarmPoolStatus"), s["LastModifiedTime"])
+            for s in listed}
+
+
+@pytest.mark.parametrize("operation", OPERATIONS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                  HealthCheck.too_slow])
+@given(data=st.data())
+def test_generated_requests(backend, operation, data):
+    sm = backend.client()
+    for name in EXISTING:
+        if name not in snapshot(sm):
+            sm.create_training_job(**create_request(name))
+    backend.clock.advance(data.draw(st.sampled_from([0, 60, 900])))
+    request = data.draw(requests(operation))
+    before = snapshot(sm)
+    method = getattr(sm, xform_name(operation))
+    try:
+        response = method(**copy.deepcopy(request))
+    except ParamValidationError:
+        assert snapshot(sm) == before
+        return
+    except ClientError as error:
+        code = error.response["Error"]["Code"]
+        assert code not in ("InternalFailure", "NotImplemented"), error
+        assert snapshot(sm) == before, f"{operation} rejected with {code} but changed state"
+        return
+    assert_conforms(operation, response)

@@ -1,0 +1,37 @@
+from datetime import datetime, timezone
+
+import pytest
+
+from sagemaker_plans_local import LocalBackend
+
+START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+
+
+@pytest.fixture
+def backend(tmp_path):
+    with LocalBackend(start_time=START, root=tmp_path / "root") as backend:
+        yield backend
+
+
+@pytest.fixture
+def sm(backend):
+    return backend.client()
+
+
+def create_request(name, keep_alive=1800, **extra):
+    resources = {"InstanceType": "ml.g4dn.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 250}
+    if keep_alive is not None:
+        resources["KeepAlivePeriodInSeconds"] = keep_alive
+    request = {
+        "TrainingJobName": name,
+        "RoleArn": ROLE,
+        "AlgorithmSpecification": {"TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/tf:2.2",
+                                   "TrainingInputMode": "File"},
+        "OutputDataConfig": {"S3OutputPath": "s3://bucket/output"},
+        "ResourceConfig": resources,
+        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
+        "HyperParameters": {"epochs": "1"},
+    }
+    request.update(extra)
+    return request
