@@ -36,7 +36,7 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
-from bench_workload import (OPERATIONS, START, Moto, Ours, Stubbed, job_request)  # noqa: E402
+from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
 
 #: Targets for describe_training_job throughput (ours / other implementation).
 DESCRIBE_VS_MOTO = 10.0
@@ -111,7 +111,7 @@ def report_throughput(results, names: list[str], config: Config) -> None:
     best = {key: max(values) for key, values in results.items()}
     median = {key: statistics.median(values) for key, values in results.items()}
     print(f"\n1. Throughput (calls/s; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
-          f"list = MaxResults={10} over {config.seeds} jobs)")
+          f"list = MaxResults={LIST_PAGE} over {config.seeds} jobs)")
     headers = ["operation", *names]
     others = [name for name in names if name != "ours"]
     headers += [f"ours/{name}" for name in others]
@@ -375,8 +375,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", nargs="?", const="describe_training_job", choices=OPERATIONS,
                         metavar="OPERATION",
                         help="also cProfile our client on OPERATION (default describe_training_job)")
-    parser.add_argument("--skip-throughput", action="store_true", help=argparse.SUPPRESS)
-    parser.add_argument("--skip-pools", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--skip-throughput", action="store_true",
+                        help="skip section 1 (throughput against moto and Stubber)")
+    parser.add_argument("--skip-pools", action="store_true",
+                        help="skip section 2 (CreateTrainingJob latency with many warm pools)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:

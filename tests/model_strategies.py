@@ -27,6 +27,8 @@ def _string(shape: Shape) -> st.SearchStrategy:
         return inside
     # Names and ids: mostly well-formed, sometimes anything.
     well_formed = st.from_regex(r"[a-zA-Z0-9](-?[a-zA-Z0-9]){0,20}", fullmatch=True)
+    if low > 1:
+        return st.one_of(inside, st.text(TEXT, max_size=80))
     return st.one_of(well_formed, inside, st.text(TEXT, max_size=80))
 
 
@@ -56,7 +58,8 @@ def for_shape(shape: Shape, depth: int = 0) -> st.SearchStrategy:
                       for n, s in members.items() if n not in required},
         )
     if kind == "list":
-        return st.lists(for_shape(shape.member, depth + 1), max_size=3)
+        low = shape.metadata.get("min", 0)
+        return st.lists(for_shape(shape.member, depth + 1), min_size=low, max_size=max(low, 3))
     if kind == "map":
         return st.dictionaries(for_shape(shape.key, depth + 1), for_shape(shape.value, depth + 1), max_size=3)
     if kind == "string":
