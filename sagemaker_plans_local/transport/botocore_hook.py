@@ -1,8 +1,13 @@
 """Answer botocore clients in-process from their ``before-call`` event.
 
-The request is serialized by botocore as for AWS; the answer is wire JSON
-parsed by botocore's own parser, so callers see exactly the types AWS gives.
-Signing and HTTP are skipped, so no credentials are needed.
+The request is serialized (and validated) by botocore as for AWS; the answer
+is the wire JSON document AWS would send. Errors go through botocore's own
+JSON parser; successful answers through a per-shape compiled equivalent of it
+(``response_decoder``), which the tests check against the parser on responses
+generated from the model. Callers see exactly the types AWS gives.
+Signing and HTTP are skipped, so no credentials are needed; ``HTTPHeaders``
+carry the request id and content type but no content length, since the body
+is serialized only if someone reads it.
 """
 
 from __future__ import annotations
@@ -12,7 +17,10 @@ import uuid
 from typing import Any, Callable
 
 from botocore.awsrequest import AWSResponse
-from botocore.parsers import create_parser
+from botocore.parsers import JSONParser
+
+from .response_decoder import decoder_for
+from .timestamps import parse_wire_timestamp
 
 EMULATED_SERVICES = ("sagemaker",)
 
@@ -20,13 +28,13 @@ Answer = Callable[[str, str, bytes], "tuple[int, dict]"]
 
 
 class _Body:
-    """The ``raw`` of an AWSResponse whose content is already known."""
+    """The ``raw`` of an AWSResponse: the wire JSON, serialized only if someone reads it."""
 
-    def __init__(self, content: bytes) -> None:
-        self._content = content
+    def __init__(self, document: dict) -> None:
+        self._document = document
 
     def stream(self, **_: Any):
-        yield self._content
+        yield json.dumps(self._document).encode()
 
 
 class BotocoreHook:
@@ -36,11 +44,14 @@ class BotocoreHook:
         self.service_name = service_name
         self._answer = answer
         self._enabled = enabled
-        self._parser = create_parser("json")
+        self._parser = JSONParser(timestamp_parser=parse_wire_timestamp)
+        self._uid = ""
 
     def attach(self, client) -> None:
         """Make ``client`` (of this hook's service) answered by the hook."""
-        service_id = client.meta.service_model.service_id.hyphenize()
+        service_model = client.meta.service_model
+        self._uid = service_model.metadata.get("uid", service_model.service_name)
+        service_id = service_model.service_id.hyphenize()
         client.meta.events.register_first(
             f"before-call.{service_id}", self, unique_id=f"sagemaker-plans-local-{id(self)}")
 
@@ -49,14 +60,20 @@ class BotocoreHook:
             return None
         region = context.get("client_region") or "us-east-1"
         status, document = self._answer(region, model.name, params.get("body") or b"")
-        body = json.dumps(document).encode()
-        headers = {"x-amzn-requestid": str(uuid.uuid4()),
-                   "content-type": "application/x-amz-json-1.1",
-                   "content-length": str(len(body))}
-        response_dict = {"status_code": status, "headers": headers, "body": body,
-                         "context": {"operation_name": model.name}}
-        parsed = self._parser.parse(response_dict, model.output_shape if status < 300 else None)
-        if status >= 300:
-            parsed.setdefault("ResponseMetadata", {})["HTTPStatusCode"] = status
-        http = AWSResponse(params.get("url", ""), status, headers, _Body(body))
+        request_id = str(uuid.uuid4())
+        headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.1"}
+        http = AWSResponse(params.get("url", ""), status, headers, _Body(document))
+        decode = decoder_for(model.output_shape, self._uid) if model.output_shape is not None else None
+        if status < 300 and (decode is not None or model.output_shape is None):
+            parsed = decode(document) if decode is not None else {}
+            parsed["ResponseMetadata"] = {"RequestId": request_id}
+        else:
+            parsed = self._parser.parse(
+                {"status_code": status, "headers": headers, "body": http.content,
+                 "context": {"operation_name": model.name}},
+                model.output_shape)
+        metadata = parsed["ResponseMetadata"]
+        metadata["HTTPStatusCode"] = status
+        metadata["HTTPHeaders"] = dict(headers)
+        metadata["RetryAttempts"] = 0  # as botocore's endpoint reports a first-try answer
         return http, parsed

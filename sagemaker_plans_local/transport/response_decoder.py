@@ -1,0 +1,98 @@
+"""botocore's JSON-protocol response parsing, compiled once per output shape.
+
+``botocore.parsers.JSONParser`` walks every member of a shape for every
+response; for DescribeTrainingJob that walk was a third of a call. This module
+builds, per shape, a function that gives exactly what that parser gives —
+members in model order, ``None`` members dropped, sparse lists kept, blobs
+base64-decoded, timestamps as botocore parses them — and the test suite checks
+the two against each other on responses generated from the model. Shapes the
+JSON parser treats specially (documents, tagged unions, event streams) are not
+compiled: :func:`decoder_for` returns ``None`` and the caller uses botocore.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Callable
+
+from botocore.model import Shape
+
+from .timestamps import parse_wire_timestamp
+
+Decode = Callable[[Any], Any]
+
+
+class _Unsupported(Exception):
+    pass
+
+
+_CACHE: dict[tuple[str, str], Decode | None] = {}
+_IDENTITY = object()
+
+
+def decoder_for(shape: Shape, service_uid: str) -> Decode | None:
+    """A function turning wire JSON of ``shape`` into botocore's parsed value, or None."""
+    key = (service_uid, shape.name)
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = _build(shape, {}, service_uid)
+        except _Unsupported:
+            _CACHE[key] = None
+    return _CACHE[key]
+
+
+def _build(shape: Shape, building: dict[str, list], uid: str) -> Any:
+    """A decoder for ``shape``, or ``_IDENTITY`` when the wire value is already the answer."""
+    kind = shape.type_name
+    if kind == "structure":
+        if shape.is_document_type or shape.is_tagged_union or shape.serialization.get("eventstream"):
+            raise _Unsupported(shape.name)
+        return _structure(shape, building, uid)
+    if kind == "list":
+        item = _build(shape.member, building, uid)
+        if item is _IDENTITY:
+            return _IDENTITY
+        return lambda value: [None if x is None else item(x) for x in value]
+    if kind == "map":
+        key = _build(shape.key, building, uid)
+        item = _build(shape.value, building, uid)
+        if key is _IDENTITY and item is _IDENTITY:
+            return _IDENTITY
+        key = _plain(key)
+        item = _plain(item)
+        return lambda value: {key(k): item(v) for k, v in value.items()}
+    if kind == "timestamp":
+        return parse_wire_timestamp
+    if kind == "blob":
+        return base64.b64decode
+    return _IDENTITY
+
+
+def _plain(decode: Any) -> Decode:
+    return (lambda value: value) if decode is _IDENTITY else decode
+
+
+def _structure(shape: Shape, building: dict[str, list], uid: str) -> Decode:
+    # Recursive shapes: the decoder looks its members up on first use.
+    cell: list = building.get(shape.name)
+    if cell is not None:
+        return lambda value: cell[0](value)
+    cell = building[shape.name] = [None]
+    members = tuple(
+        (name, member.serialization.get("name", name), _build(member, building, uid))
+        for name, member in shape.members.items()
+    )
+    members = tuple((name, wire, None if decode is _IDENTITY else decode) for name, wire, decode in members)
+
+    def decode(value: Any) -> Any:
+        if value is None:
+            return None
+        parsed = {}
+        for name, wire, decode_member in members:
+            item = value.get(wire)
+            if item is not None:
+                parsed[name] = item if decode_member is None else decode_member(item)
+        return parsed
+
+    cell[0] = decode
+    return decode

@@ -1,0 +1,34 @@
+"""Timestamps exactly as botocore parses them, without its per-value cost."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime
+from typing import Any
+
+from botocore.utils import parse_timestamp
+from dateutil.tz import tzlocal
+
+_zone: list = [None, None]  # (time.tzname it was built for, tzlocal)
+
+
+def _local_zone() -> tzlocal:
+    # tzlocal reads the zone when built; time.tzset() rebinds time.tzname, so rebuild then.
+    if _zone[0] is not time.tzname:
+        _zone[:] = [time.tzname, tzlocal()]
+    return _zone[1]
+
+
+def parse_wire_timestamp(value: Any) -> datetime:
+    """Equal to botocore's ``parse_timestamp`` (a datetime in dateutil's ``tzlocal()``), faster.
+
+    botocore builds a ``tzlocal`` per value and converts through dateutil's
+    ``fromutc``. The C library's local time (with ``fold`` set for repeated
+    hours) tagged with one shared ``tzlocal`` is the same datetime.
+    """
+    if isinstance(value, (int, float)):
+        try:
+            return datetime.fromtimestamp(value).replace(tzinfo=_local_zone())
+        except (OSError, OverflowError, ValueError):
+            pass
+    return parse_timestamp(value)

@@ -1,0 +1,43 @@
+"""The compiled response decoder gives exactly what botocore's JSON parser gives."""
+
+import json
+
+import pytest
+from botocore.parsers import JSONParser
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from sagemaker_plans_local.api.dispatcher import HANDLERS
+from sagemaker_plans_local.api.service_model import service_model
+from sagemaker_plans_local.api.wire import encode_output
+from sagemaker_plans_local.transport.response_decoder import decoder_for
+from tests.model_strategies import for_shape
+
+MODEL = service_model()
+UID = MODEL.metadata["uid"]
+OUTPUTS = sorted(op for op in HANDLERS if MODEL.operation_model(op).output_shape is not None)
+
+
+def botocore_parse(shape, wire):
+    response = {"status_code": 200, "headers": {}, "body": json.dumps(wire).encode()}
+    parsed = JSONParser().parse(response, shape)
+    parsed.pop("ResponseMetadata")
+    return parsed
+
+
+@pytest.mark.parametrize("operation", OUTPUTS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_same_as_botocore(operation, data):
+    shape = MODEL.operation_model(operation).output_shape
+    wire = encode_output(shape, data.draw(for_shape(shape)))
+    ours = decoder_for(shape, UID)(wire)
+    theirs = botocore_parse(shape, wire)
+    assert ours == theirs
+    assert list(ours) == list(theirs)  # members in the same (model) order
+
+
+def test_nulls_sparse_lists_blobs_and_unknown_members():
+    shape = MODEL.shape_for("DescribeTrainingJobResponse")
+    wire = {"TrainingJobName": "j", "FailureReason": None, "NotInModel": 1,
+            "SecondaryStatusTransitions": [None, {"Status": "Starting", "StartTime": 1.5}]}
+    assert decoder_for(shape, UID)(wire) == botocore_parse(shape, wire)
