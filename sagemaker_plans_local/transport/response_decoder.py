@@ -35,27 +35,27 @@ def decoder_for(shape: Shape, service_uid: str) -> Decode | None:
     key = (service_uid, shape.name)
     if key not in _CACHE:
         try:
-            _CACHE[key] = _build(shape, {}, service_uid)
+            _CACHE[key] = _build(shape, {})
         except _Unsupported:
             _CACHE[key] = None
     return _CACHE[key]
 
 
-def _build(shape: Shape, building: dict[str, list], uid: str) -> Any:
+def _build(shape: Shape, building: dict[str, list]) -> Any:
     """A decoder for ``shape``, or ``_IDENTITY`` when the wire value is already the answer."""
     kind = shape.type_name
     if kind == "structure":
         if shape.is_document_type or shape.is_tagged_union or shape.serialization.get("eventstream"):
             raise _Unsupported(shape.name)
-        return _structure(shape, building, uid)
+        return _structure(shape, building)
     if kind == "list":
-        item = _build(shape.member, building, uid)
+        item = _build(shape.member, building)
         if item is _IDENTITY:
             return _IDENTITY
         return lambda value: [None if x is None else item(x) for x in value]
     if kind == "map":
-        key = _build(shape.key, building, uid)
-        item = _build(shape.value, building, uid)
+        key = _build(shape.key, building)
+        item = _build(shape.value, building)
         if key is _IDENTITY and item is _IDENTITY:
             return _IDENTITY
         key = _plain(key)
@@ -68,21 +68,25 @@ def _build(shape: Shape, building: dict[str, list], uid: str) -> Any:
     return _IDENTITY
 
 
+def _decoder_or_none(shape: Shape, building: dict[str, list]) -> Decode | None:
+    decode = _build(shape, building)
+    return None if decode is _IDENTITY else decode
+
+
 def _plain(decode: Any) -> Decode:
     return (lambda value: value) if decode is _IDENTITY else decode
 
 
-def _structure(shape: Shape, building: dict[str, list], uid: str) -> Decode:
+def _structure(shape: Shape, building: dict[str, list]) -> Decode:
     # Recursive shapes: the decoder looks its members up on first use.
     cell: list = building.get(shape.name)
     if cell is not None:
         return lambda value: cell[0](value)
     cell = building[shape.name] = [None]
     members = tuple(
-        (name, member.serialization.get("name", name), _build(member, building, uid))
+        (name, member.serialization.get("name", name), _decoder_or_none(member, building))
         for name, member in shape.members.items()
     )
-    members = tuple((name, wire, None if decode is _IDENTITY else decode) for name, wire, decode in members)
 
     def decode(value: Any) -> Any:
         if value is None:
@@ -96,3 +100,4 @@ def _structure(shape: Shape, building: dict[str, list], uid: str) -> Decode:
 
     cell[0] = decode
     return decode
+

@@ -9,13 +9,16 @@ from typing import Any
 from botocore.utils import parse_timestamp
 from dateutil.tz import tzlocal
 
-_zone: list = [None, None]  # (time.tzname it was built for, tzlocal)
+_CACHE_LIMIT = 1 << 16
+_zone: list = [None, None]  # [time.tzname it was built for, tzlocal]
+_parsed: dict[float, datetime] = {}
 
 
 def _local_zone() -> tzlocal:
     # tzlocal reads the zone when built; time.tzset() rebinds time.tzname, so rebuild then.
     if _zone[0] is not time.tzname:
         _zone[:] = [time.tzname, tzlocal()]
+        _parsed.clear()
     return _zone[1]
 
 
@@ -24,11 +27,20 @@ def parse_wire_timestamp(value: Any) -> datetime:
 
     botocore builds a ``tzlocal`` per value and converts through dateutil's
     ``fromutc``. The C library's local time (with ``fold`` set for repeated
-    hours) tagged with one shared ``tzlocal`` is the same datetime.
+    hours) tagged with one shared ``tzlocal`` is the same datetime; datetimes
+    are immutable, so the same epoch value reuses the one already built.
     """
     if isinstance(value, (int, float)):
+        zone = _local_zone()
+        parsed = _parsed.get(value)
+        if parsed is not None:
+            return parsed
         try:
-            return datetime.fromtimestamp(value).replace(tzinfo=_local_zone())
+            parsed = datetime.fromtimestamp(value).replace(tzinfo=zone)
         except (OSError, OverflowError, ValueError):
-            pass
+            return parse_timestamp(value)
+        if len(_parsed) >= _CACHE_LIMIT:
+            _parsed.clear()
+        _parsed[value] = parsed
+        return parsed
     return parse_timestamp(value)
