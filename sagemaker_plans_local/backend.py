@@ -12,11 +12,14 @@ from typing import Callable, Iterator
 import boto3
 
 from .api.dispatcher import SageMakerApi
+from .api.service_model import service_model
 from .domain.clock import VirtualClock
 from .domain.emulation import Emulation
+from .domain.regional_capacity import RegionalCapacity
 from .domain.settings import Settings
 from .domain.timeline import JobScript
 from .domain.training_jobs import TrainingJob
+from .domain.training_plans import PlanScript
 from .transport.activation import Activation, activated
 from .transport.botocore_hook import EMULATED_SERVICES, BotocoreHook
 
@@ -24,7 +27,7 @@ _FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "t
 
 
 class LocalBackend:
-    """An in-process SageMaker for training jobs and managed warm pools.
+    """An in-process SageMaker for training jobs, managed warm pools and training plans.
 
     ``start_time`` (an aware datetime) gives a manual clock that moves only
     when advanced; ``None`` follows the wall clock. ``root`` holds on-disk
@@ -39,7 +42,9 @@ class LocalBackend:
         self._owns_root = root is None
         self.root = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-")) if root is None else Path(root)
         self.root.mkdir(parents=True, exist_ok=True)
-        self._emulation = Emulation(account_id, self.root, start_time)
+        reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
+        self._emulation = Emulation(account_id, self.root, start_time, home_region=region,
+                                    reserved_instance_types=reserved_types)
         self._sagemaker = SageMakerApi(self._emulation)
         self._boto_session: boto3.session.Session | None = None
 
@@ -51,6 +56,11 @@ class LocalBackend:
     @property
     def settings(self) -> Settings:
         return self._emulation.settings
+
+    @property
+    def capacity(self) -> RegionalCapacity:
+        """Capacity free for training plans: ``add(type, count, az, start, end)``, ``clear()``."""
+        return self._emulation.capacity
 
     def client(self, service_name: str = "sagemaker", **kwargs):
         """A real boto3 client answered by this backend (no credentials needed)."""
@@ -76,6 +86,10 @@ class LocalBackend:
         ``InternalServerError`` for a ``Failed`` job with that FailureReason.
         """
         self._emulation.script_job(job_name, JobScript(outcome, runtime_seconds, failure_reason))
+
+    def script_plan(self, training_plan_name: str, *, payment_succeeds: bool = False) -> None:
+        """Decide whether the named plan's payment succeeds (by default calling this makes it fail)."""
+        self._emulation.script_plan(training_plan_name, PlanScript(payment_succeeds))
 
     def training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
         """The domain object of a job (its ``cache_dir`` is the warm-pool cache)."""

@@ -5,13 +5,20 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
+from typing import Sequence
 
 from .clock import VirtualClock
+from .clusters import Clusters
+from .default_inventory import default_inventory
+from .pricing import PriceList
+from .regional_capacity import RegionalCapacity
 from .settings import Settings
 from .timeline import JobScript
 from .training_jobs import TrainingJobs
+from .training_plans import PlanScript, TrainingPlans
 
 DEFAULT_SCRIPT = JobScript()
+DEFAULT_PLAN_SCRIPT = PlanScript()
 
 
 class Region:
@@ -19,22 +26,39 @@ class Region:
 
     def __init__(self, name: str, emulation: "Emulation") -> None:
         self.name = name
+        self.training_plans = TrainingPlans(
+            emulation.clock, emulation.settings, name, emulation.account_id,
+            emulation.capacity.for_region(name), emulation.prices, emulation.plan_script_for)
         self.training_jobs = TrainingJobs(
             emulation.clock, emulation.settings, name, emulation.account_id,
             cache_root=emulation.root / "warm-pool-cache" / name,
-            script_for=emulation.script_for)
+            script_for=emulation.script_for, plans=self.training_plans)
+        self.clusters = Clusters(emulation.clock, emulation.settings, name, emulation.account_id,
+                                 self.training_plans)
 
 
 class Emulation:
-    """Clock, settings, job scripts and per-region state, guarded by one lock."""
+    """Clock, settings, capacity, scripts and per-region state, guarded by one lock.
 
-    def __init__(self, account_id: str, root: Path, start_time: datetime | None) -> None:
+    ``reserved_instance_types`` (the model's ReservedCapacityInstanceType
+    enum) seed the default capacity inventory of ``home_region``.
+    """
+
+    def __init__(self, account_id: str, root: Path, start_time: datetime | None,
+                 home_region: str = "us-east-1", reserved_instance_types: Sequence[str] = (),
+                 prices: PriceList | None = None) -> None:
         self.lock = threading.RLock()
         self.account_id = account_id
         self.root = root
         self.clock = VirtualClock(start_time, self.lock)
         self.settings = Settings()
+        self.prices = prices or PriceList.default()
+        self.capacity = RegionalCapacity()
+        for block in default_inventory(reserved_instance_types, home_region, self.clock.now()):
+            self.capacity.add(block.instance_type, block.count, block.availability_zone,
+                              block.start, block.end)
         self._scripts: dict[str, JobScript] = {}
+        self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
 
     def region(self, name: str) -> Region:
@@ -47,8 +71,15 @@ class Emulation:
     def script_for(self, job_name: str) -> JobScript:
         return self._scripts.get(job_name, DEFAULT_SCRIPT)
 
+    def plan_script_for(self, plan_name: str) -> PlanScript:
+        return self._plan_scripts.get(plan_name, DEFAULT_PLAN_SCRIPT)
+
     def script_job(self, job_name: str, script: JobScript) -> None:
         with self.lock:
             self._scripts[job_name] = script
             for region in self._regions.values():
                 region.training_jobs.rescript(job_name)
+
+    def script_plan(self, plan_name: str, script: PlanScript) -> None:
+        with self.lock:
+            self._plan_scripts[plan_name] = script

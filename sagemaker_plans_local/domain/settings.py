@@ -28,3 +28,4 @@ class Settings:
     job_runtime_seconds: int = 600
     cold_start_seconds: int = 180
     warm_start_seconds: int = 10
+    plan_payment_seconds: int = 60

@@ -13,16 +13,21 @@ import attrs
 from ..store import Table
 from .arns import sagemaker_arn
 from .clock import Event, VirtualClock
-from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded, NotFound
+from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded
+from .plan_jobs import PlanQueue
 from .settings import Settings, quota_for
 from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases,
                        seconds_between)
-from .warm_pools import WarmPool, WarmPoolView, WarmPools
+from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
+from .warm_pools import WarmPool, WarmPoolView, WarmPools, pool_key
 
 TERMINAL = frozenset({"Completed", "Failed", "Stopped"})
 RUNNING = frozenset({"InProgress", "Stopping"})
 #: Failures after which SageMaker keeps the warm pool (the cluster is healthy).
 POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
+WAITING_MESSAGE = "Waiting for compute capacity from the training plan"
+INTERRUPTED_MESSAGE = ("The reserved capacity block is ending; waiting for compute capacity "
+                       "in the next block of the training plan")
 
 
 @attrs.define(eq=False)
@@ -50,12 +55,16 @@ class TrainingJob:
     transitions: list[Transition] = attrs.Factory(list)
     training_start: datetime | None = None
     training_end: datetime | None = None
+    segment_start: datetime | None = None  # when the current run on instances began training
+    trained_seconds: float = 0.0  # training time of earlier runs (a plan job may run in several)
     ended_at: datetime | None = None
     failure_reason: str | None = None
     instances_started: bool = False
     warm_start: bool = False
     pool: WarmPool | None = None
     warm_pool: WarmPoolView | None = None
+    plan: TrainingPlan | None = None
+    block: ReservedCapacity | None = None  # the plan's capacity block the job runs on
     events: list[Event] = attrs.Factory(list)
 
     @property
@@ -67,8 +76,21 @@ class TrainingJob:
         return self.resource_config.get("KeepAlivePeriodInSeconds") or 0
 
     @property
+    def instance_count(self) -> int:
+        return self.resource_config.get("InstanceCount", 0)
+
+    @property
     def max_runtime_seconds(self) -> int | None:
         return (self.spec.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
+
+    @property
+    def max_pending_seconds(self) -> int | None:
+        return (self.spec.get("StoppingCondition") or {}).get("MaxPendingTimeInSeconds")
+
+    @property
+    def capacity_block_expiration(self) -> datetime | None:
+        """End of the plan's capacity block the job runs on (for the container's environment)."""
+        return self.block.end if self.block is not None else None
 
     @property
     def cache_dir(self) -> Path | None:
@@ -78,9 +100,15 @@ class TrainingJob:
 
     @property
     def training_seconds(self) -> int | None:
+        """Time spent training on instances, over all runs, once the job has ended."""
         if self.training_start is None or self.training_end is None:
             return None
-        return seconds_between(self.training_start, self.training_end)
+        return int(self.trained_seconds)
+
+    def close_segment(self, at: datetime) -> None:
+        if self.segment_start is not None:
+            self.trained_seconds += (at - self.segment_start).total_seconds()
+            self.segment_start = None
 
     def instance_demand(self) -> Counter[str]:
         """Instances of each type this job runs on."""
@@ -133,8 +161,6 @@ def check_create_rules(spec: Mapping, settings: Settings) -> None:
         if groups:
             raise InvalidRequest("Managed warm pools (KeepAlivePeriodInSeconds) are not "
                                  "supported with heterogeneous clusters (InstanceGroups).")
-    if resources.get("TrainingPlanArn"):
-        raise NotFound(f"Training plan {resources['TrainingPlanArn']} does not exist.")
 
 
 def check_keep_alive(seconds: int, settings: Settings) -> None:
@@ -156,7 +182,7 @@ class TrainingJobs:
     """The training jobs of one region, with their warm pools."""
 
     def __init__(self, clock: VirtualClock, settings: Settings, region: str, account_id: str,
-                 cache_root: Path, script_for: Callable[[str], JobScript]) -> None:
+                 cache_root: Path, script_for: Callable[[str], JobScript], plans: TrainingPlans) -> None:
         self._clock = clock
         self._settings = settings
         self._region = region
@@ -166,7 +192,9 @@ class TrainingJobs:
         self._sequence = itertools.count()
         # Instances counted against the training-instance quota, by type.
         self._usage: Counter[str] = Counter()
-        self.pools = WarmPools(clock, settings, cache_root, self._count_idle)
+        self.pools = WarmPools(clock, settings, cache_root, self._count_idle, self._pool_ended)
+        self._queue = PlanQueue(clock, plans, self._start_on_capacity, self._interrupt, self._fail,
+                                self._end_plan_pools)
 
     # -- queries -----------------------------------------------------------
     def get(self, name: str) -> TrainingJob:
@@ -187,22 +215,32 @@ class TrainingJobs:
             raise InUse("Training job names must be unique within an AWS account and region, "
                         f"and a training job with this name already exists ({arn})")
         check_create_rules(spec, self._settings)
+        plan = self._queue.plan_for(spec)
         at = self._clock.now()
-        job = TrainingJob(name, arn, spec, at, next(self._sequence), last_modified=at)
+        job = TrainingJob(name, arn, spec, at, next(self._sequence), last_modified=at, plan=plan)
         pool = self.pools.find_match(spec) if not job.resource_config.get("InstanceGroups") else None
-        if pool is None:
+        if pool is None and plan is None:
             self._check_instance_quota(job.instance_demand())
         self._jobs.put(name, job)
-        job.enter("Starting", at, "Starting the training job")
         if pool is not None:
+            giver = pool_key(pool)
             self.pools.claim(pool, job, at)
             job.warm_start = True
             job.instances_started = True
-            provisioning = Provisioning.warm(self._settings.warm_start_seconds)
+            if plan is not None:
+                self._queue.adopt(job, giver)
+                job.block = plan.active_block()
+            else:
+                self._usage.update(job.instance_demand())
+            job.enter("Starting", at, "Starting the training job")
+            self._plan_provisioning(job, at, Provisioning.warm(self._settings.warm_start_seconds))
+        elif plan is not None:
+            self._queue.admit(job, at)
+            if not job.transitions:
+                job.enter("Pending", at, WAITING_MESSAGE)
         else:
-            provisioning = Provisioning.cold(self._settings.cold_start_seconds)
-        self._usage.update(job.instance_demand())
-        self._plan_provisioning(job, at, provisioning)
+            self._usage.update(job.instance_demand())
+            self._start_on_capacity(job, None, at)
         return job
 
     def stop(self, name: str) -> TrainingJob:
@@ -243,10 +281,10 @@ class TrainingJobs:
     def rescript(self, name: str) -> None:
         """Re-plan a running job after its script changed."""
         job = self._jobs.get(name)
-        if job is None or job.status != "InProgress" or job.training_start is None:
+        if job is None or job.status != "InProgress" or job.segment_start is None:
             return
         self._cancel_events(job)
-        self._plan_training(job, job.training_start)
+        self._plan_training(job, job.segment_start)
 
     # -- progression ---------------------------------------------------------
     def _schedule(self, job: TrainingJob, at: datetime, action: Callable[[datetime], None]) -> None:
@@ -268,9 +306,17 @@ class TrainingJobs:
         job.instances_started = True
         job.say("Preparing the instances for training", at)
 
+    def _start_on_capacity(self, job: TrainingJob, block: ReservedCapacity | None, at: datetime) -> None:
+        """Provision ``job`` cold (on its plan's ``block`` when it has one)."""
+        job.block = block
+        job.enter("Starting", at, "Starting the training job")
+        self._plan_provisioning(job, at, Provisioning.cold(self._settings.cold_start_seconds))
+
     def _start_training(self, job: TrainingJob, at: datetime) -> None:
         job.events.clear()
-        job.training_start = at
+        if job.training_start is None:
+            job.training_start = at
+        job.segment_start = at
         if job.pool is None and job.keep_alive_seconds:
             self.pools.open(job)
         job.enter("Downloading", at, "Downloading input data")
@@ -281,14 +327,15 @@ class TrainingJobs:
         runtime = script.runtime_seconds
         if runtime is None:
             runtime = self._settings.job_runtime_seconds
-        phases = TrainingPhases.for_runtime(runtime)
+        remaining = max(0.0, runtime - job.trained_seconds)
+        phases = TrainingPhases.for_runtime(remaining)
         now = self._clock.now()
         if job.secondary_status == "Downloading":
             self._schedule(job, max(now, start + phases.training), lambda t: job.enter(
                 "Training", t, "Training image download completed. Training in progress."))
         max_runtime = job.max_runtime_seconds
         if max_runtime is not None and runtime > max_runtime:
-            cutoff = max(now, start + timedelta(seconds=max_runtime))
+            cutoff = max(now, start + timedelta(seconds=max_runtime - job.trained_seconds))
             self._schedule(job, cutoff,
                            lambda t: self._begin_stopping(job, t, "MaxRuntimeExceeded"))
             return
@@ -312,6 +359,17 @@ class TrainingJobs:
         self._schedule(job, at + timedelta(seconds=STOPPING_SECONDS),
                        lambda t: self._finish(job, t, "Stopped", final, message))
 
+    def _interrupt(self, job: TrainingJob, at: datetime) -> None:
+        """The plan's block took the instances back: wait, progress kept, for the next block."""
+        self._cancel_events(job)
+        job.close_segment(at)
+        job.block = None
+        job.enter("Pending", at, INTERRUPTED_MESSAGE)
+
+    def _fail(self, job: TrainingJob, at: datetime, reason: str) -> None:
+        self._cancel_events(job)
+        self._finish(job, at, "Failed", "Failed", "Training job failed", reason)
+
     def _finish(self, job: TrainingJob, at: datetime, status: str, secondary: str,
                 message: str, failure_reason: str | None = None) -> None:
         job.events.clear()
@@ -320,16 +378,30 @@ class TrainingJobs:
         job.enter(secondary, at, message)
         job.transitions[-1].end = at
         job.ended_at = at
+        job.close_segment(at)
         if job.training_start is not None:
             job.training_end = at
-        self._usage.subtract(job.instance_demand())
+        if job.plan is None:
+            self._usage.subtract(job.instance_demand())
         if status == "Completed":
             keep = True
         elif status == "Stopped":
             keep = job.instances_started
         else:
             keep = failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)
-        self.pools.release(job, at, keep)
+        self.pools.release(job, at, keep and (job.plan is None or job.block is not None))
+        if job.plan is not None:
+            kept = job.pool is not None and job.pool.state == "Available"
+            self._queue.leave(job, at, heir=pool_key(job.pool) if kept else None)
+        job.block = None
+
+    def _pool_ended(self, pool: WarmPool, at: datetime) -> None:
+        plan = pool.holder.plan
+        if plan is not None and pool.holder.ended_at is not None:
+            self._queue.release_pool(plan, pool_key(pool), at)
+
+    def _end_plan_pools(self, plan: TrainingPlan, at: datetime) -> None:
+        self.pools.terminate_where(lambda pool: pool.holder.plan is plan, at)
 
     # -- quotas ----------------------------------------------------------------
     def _count_idle(self, instance_type: str, delta: int) -> None:

@@ -27,15 +27,22 @@ if TYPE_CHECKING:
 MAX_CHAIN = timedelta(days=28)
 
 
+def pool_key(pool: "WarmPool") -> str:
+    """How a pool is known among the consumers of a training plan's instances."""
+    return f"pool:{pool.pool_id}"
+
+
 def match_key(spec: Mapping) -> Hashable:
     """What two jobs must share to hand a warm pool from one to the other.
 
-    The order of security groups and subnets does not matter.
+    The order of security groups and subnets does not matter. A pool on a
+    training plan holds the plan's instances, so only jobs on that plan match it.
     """
     resources = spec.get("ResourceConfig") or {}
     vpc = spec.get("VpcConfig") or {}
     chaining = (spec.get("SessionChainingConfig") or {}).get("EnableSessionTagChaining", False)
     return (
+        resources.get("TrainingPlanArn"),
         spec.get("RoleArn"),
         resources.get("InstanceCount"),
         resources.get("InstanceType"),
@@ -80,11 +87,13 @@ class WarmPools:
     """The warm pools of one region."""
 
     def __init__(self, clock: VirtualClock, settings: Settings, cache_root: Path,
-                 on_idle_change: Callable[[str, int], None]) -> None:
+                 on_idle_change: Callable[[str, int], None],
+                 on_terminated: Callable[[WarmPool, datetime], None]) -> None:
         self._clock = clock
         self._settings = settings
         self._cache_root = cache_root
         self._on_idle_change = on_idle_change
+        self._on_terminated = on_terminated
         self._ids = itertools.count(1)
         # match key -> pools by id, in the order they became Available.
         self._available: dict[Hashable, dict[str, WarmPool]] = {}
@@ -171,6 +180,11 @@ class WarmPools:
         else:
             self._set_expiry(pool, expires_at)
 
+    def terminate_where(self, predicate: Callable[[WarmPool], bool], at: datetime) -> None:
+        """End every Available pool for which ``predicate`` holds."""
+        for pool in [pool for pool in self.available_pools() if predicate(pool)]:
+            self._terminate(pool, at)
+
     # -- internals ---------------------------------------------------------
     def _within_quota(self, pool: WarmPool) -> bool:
         if pool.kept:
@@ -207,3 +221,4 @@ class WarmPools:
         if holder.ended_at is not None:
             holder.warm_pool = WarmPoolView("Terminated", seconds_between(holder.ended_at, at))
             holder.last_modified = max(holder.last_modified, at)
+        self._on_terminated(pool, at)

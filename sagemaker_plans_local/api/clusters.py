@@ -1,0 +1,221 @@
+"""SageMaker HyperPod cluster operations: CreateCluster, DescribeCluster, ListClusters,
+UpdateCluster, DeleteCluster, ListClusterNodes (rules in ``domain/clusters.py``).
+
+DescribeCluster echoes the cluster settings and instance-group settings of the
+requests wherever the model's output shape has the same member (found from the
+model, not listed by hand); ``ImageId`` is reported as ``CurrentImageId`` and
+``DesiredImageId``, ``KubernetesConfig`` as current and desired labels/taints,
+``MinInstanceCount`` as ``MinCount``, ``AutoScaling`` with ``Status`` ``InService``
+(``Creating`` while the cluster is, ``Deleting`` while it is).
+ListClusters: ``NameContains`` is a case-sensitive substring of the name,
+``CreationTimeAfter``/``CreationTimeBefore`` are strict, ``SortBy``
+``CREATION_TIME`` (default) or ``NAME``, ``SortOrder`` ``Ascending`` (default);
+``TrainingPlanArn`` keeps clusters with at least one group on that plan;
+``ClusterSummary.TrainingPlanArns`` lists the plans of the cluster's groups
+(left out when there are none).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from botocore.model import Shape
+
+from ..domain.clusters import Cluster, Conflict, InstanceGroup, Node
+from ..domain.emulation import Region
+from .errors import ApiError
+from .pagination import page
+from .service_model import service_model
+
+_model = service_model()
+
+
+def _echoable(source: Shape, target: Shape) -> tuple[str, ...]:
+    """Members of ``source`` that ``target`` reports unchanged: same shape, or a structure
+    whose members the target's structure also has (and that adds no required member)."""
+    names = []
+    for name, member in source.members.items():
+        out = target.members.get(name)
+        if out is None:
+            continue
+        if out.name == member.name:
+            names.append(name)
+        elif (member.type_name == out.type_name == "structure"
+              and set(member.members) <= set(out.members)
+              and set(out.required_members) <= set(member.members)):
+            names.append(name)
+    return tuple(names)
+
+
+#: Instance-group request members DescribeCluster reports unchanged.
+GROUP_ECHOED = tuple(
+    name for name in _echoable(_model.shape_for("ClusterInstanceGroupSpecification"),
+                               _model.shape_for("ClusterInstanceGroupDetails"))
+    if name not in ("InstanceCount", "TrainingPlanArn"))
+#: Cluster request members DescribeCluster reports unchanged.
+CLUSTER_ECHOED = _echoable(_model.operation_model("CreateCluster").input_shape,
+                           _model.operation_model("DescribeCluster").output_shape)
+
+
+def _conflicts(handler: Callable[[Region, dict], dict]) -> Callable[[Region, dict], dict]:
+    """Answer the domain's Conflict as AWS's ConflictException."""
+    def answer(region: Region, params: dict) -> dict:
+        try:
+            return handler(region, params)
+        except Conflict as error:
+            raise ApiError("ConflictException", error.message) from None
+    answer.__name__ = handler.__name__
+    answer.__doc__ = handler.__doc__
+    return answer
+
+
+def _group(group: InstanceGroup) -> dict:
+    spec = group.spec
+    details: dict[str, Any] = {name: spec[name] for name in GROUP_ECHOED if name in spec}
+    details.update(
+        InstanceGroupName=group.name,
+        InstanceType=group.instance_type,
+        CurrentCount=group.current_count,
+        TargetCount=group.instance_count,
+        Status=group.status,
+    )
+    if "MinInstanceCount" in spec:
+        details["MinCount"] = spec["MinInstanceCount"]
+    if "ImageId" in spec:
+        details["CurrentImageId"] = details["DesiredImageId"] = spec["ImageId"]
+    kubernetes = spec.get("KubernetesConfig")
+    if kubernetes:
+        details["KubernetesConfig"] = {
+            "CurrentLabels": kubernetes.get("Labels"), "DesiredLabels": kubernetes.get("Labels"),
+            "CurrentTaints": kubernetes.get("Taints"), "DesiredTaints": kubernetes.get("Taints")}
+    if group.plan is not None:
+        details["TrainingPlanArn"] = group.plan.arn
+        details["TrainingPlanStatus"] = group.plan.status
+    return details
+
+
+def describe(cluster: Cluster) -> dict:
+    """The DescribeCluster response for ``cluster``."""
+    response: dict[str, Any] = {name: cluster.settings[name] for name in CLUSTER_ECHOED
+                                if name in cluster.settings}
+    auto_scaling = cluster.settings.get("AutoScaling")
+    if auto_scaling:
+        status = cluster.status if cluster.status in ("Creating", "Deleting") else "InService"
+        response["AutoScaling"] = {**auto_scaling, "Status": status}
+    response.update(
+        ClusterArn=cluster.arn,
+        ClusterName=cluster.name,
+        ClusterStatus=cluster.status,
+        CreationTime=cluster.created_at,
+        InstanceGroups=[_group(group) for group in cluster.groups.values()],
+    )
+    return response
+
+
+def summary(cluster: Cluster) -> dict:
+    return {
+        "ClusterArn": cluster.arn,
+        "ClusterName": cluster.name,
+        "CreationTime": cluster.created_at,
+        "ClusterStatus": cluster.status,
+        "TrainingPlanArns": cluster.training_plan_arns or None,
+    }
+
+
+def node_summary(node: Node) -> dict:
+    return {
+        "InstanceGroupName": node.group_name,
+        "InstanceId": node.instance_id,
+        "InstanceType": node.instance_type,
+        "LaunchTime": node.launch_time,
+        "InstanceStatus": {"Status": node.status},
+        "PrivateDnsHostname": node.private_dns,
+    }
+
+
+def create_cluster(region: Region, params: dict) -> dict:
+    return {"ClusterArn": region.clusters.create(params).arn}
+
+
+def describe_cluster(region: Region, params: dict) -> dict:
+    return describe(region.clusters.get(params["ClusterName"]))
+
+
+def update_cluster(region: Region, params: dict) -> dict:
+    return {"ClusterArn": region.clusters.update(params["ClusterName"], params).arn}
+
+
+def delete_cluster(region: Region, params: dict) -> dict:
+    return {"ClusterArn": region.clusters.delete(params["ClusterName"]).arn}
+
+
+def _query(params: dict, descending: bool, **extra: str) -> dict:
+    query = {name: str(value) for name, value in params.items() if name not in ("NextToken", "MaxResults")}
+    query["SortOrder"] = "Descending" if descending else "Ascending"
+    query.update(extra)
+    return query
+
+
+_CLUSTER_SORT_KEYS = {
+    "CREATION_TIME": lambda cluster: cluster.created_at.timestamp(),
+    "NAME": lambda cluster: cluster.name,
+}
+
+
+def _cluster_matches(cluster: Cluster, params: dict) -> bool:
+    if "NameContains" in params and params["NameContains"] not in cluster.name:
+        return False
+    if "CreationTimeAfter" in params and not cluster.created_at > params["CreationTimeAfter"]:
+        return False
+    if "CreationTimeBefore" in params and not cluster.created_at < params["CreationTimeBefore"]:
+        return False
+    if "TrainingPlanArn" in params and params["TrainingPlanArn"] not in cluster.training_plan_arns:
+        return False
+    return True
+
+
+def list_clusters(region: Region, params: dict) -> dict:
+    key = _CLUSTER_SORT_KEYS[params.get("SortBy", "CREATION_TIME")]
+    descending = params.get("SortOrder", "Ascending") == "Descending"
+    clusters = sorted((c for c in region.clusters.all() if _cluster_matches(c, params)),
+                      key=lambda c: (key(c), c.sequence), reverse=descending)
+    chunk, token = page(clusters, params, _query(params, descending),
+                        lambda c: [key(c), c.sequence])
+    return {"ClusterSummaries": [summary(c) for c in chunk], "NextToken": token}
+
+
+_NODE_SORT_KEYS = {
+    "CREATION_TIME": lambda node: node.launch_time.timestamp(),
+    "NAME": lambda node: node.group_name,
+}
+
+
+def _node_matches(node: Node, params: dict) -> bool:
+    if "InstanceGroupNameContains" in params and params["InstanceGroupNameContains"] not in node.group_name:
+        return False
+    if "CreationTimeAfter" in params and not node.launch_time > params["CreationTimeAfter"]:
+        return False
+    if "CreationTimeBefore" in params and not node.launch_time < params["CreationTimeBefore"]:
+        return False
+    return True
+
+
+def list_cluster_nodes(region: Region, params: dict) -> dict:
+    cluster = region.clusters.get(params["ClusterName"])
+    key = _NODE_SORT_KEYS[params.get("SortBy", "CREATION_TIME")]
+    descending = params.get("SortOrder", "Ascending") == "Descending"
+    nodes = sorted((n for n in cluster.nodes() if _node_matches(n, params)),
+                   key=lambda n: (key(n), n.sequence), reverse=descending)
+    query = _query(params, descending, ClusterName=cluster.arn)
+    chunk, token = page(nodes, params, query, lambda n: [key(n), n.sequence])
+    return {"ClusterNodeSummaries": [node_summary(n) for n in chunk], "NextToken": token}
+
+
+HANDLERS = {
+    "CreateCluster": create_cluster,
+    "DescribeCluster": describe_cluster,
+    "ListClusters": list_clusters,
+    "UpdateCluster": _conflicts(update_cluster),
+    "DeleteCluster": _conflicts(delete_cluster),
+    "ListClusterNodes": list_cluster_nodes,
+}
