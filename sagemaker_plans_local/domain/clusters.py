@@ -60,8 +60,13 @@ Instance groups
 - Chosen: nodes are removed at once (no ``ShuttingDown`` state is shown).
 
 UpdateCluster
-- ``InstanceGroups`` naming an existing group change it (its ``InstanceCount``
-  and echoed settings); new names add groups (same checks as CreateCluster).
+- ``InstanceGroups`` naming an existing group change it: chosen, the new
+  group request replaces the old one (members left out are no longer
+  reported), so the ``InstanceCount`` and echoed settings change; new names add
+  groups (same checks as CreateCluster). Cluster-level settings given
+  (``NodeRecovery``, ``TieredStorageConfig``, ``AutoScaling``, ...) replace the
+  old ones. Chosen: a request that changes nothing is accepted and still goes
+  through ``Updating``.
   Chosen: an existing group's ``InstanceType`` and ``TrainingPlanArn`` cannot
   change (``ValidationException``; leaving either out keeps it) and
   its new ``InstanceCount`` must not exceed its plan's instances.

@@ -280,28 +280,29 @@ def _split(runs: list[Run], days: int, last_start: int, last_end: int,
         return []
     partners: dict[tuple[str | None, int], list[Run]] = {}  # (AZ or any, fewest days) -> runs
     ranked: list[tuple[tuple, tuple[Slot, Slot]]] = []
-    bound = math.inf  # the end of the third best so far: nothing ending later can enter
+    # (end, start) of the third best so far: a pick ranking strictly after it cannot enter.
+    bound = (math.inf, math.inf)
     for a1, c1, az1 in usable:
-        if a1 + days > bound:
-            break
+        if (a1 + days, a1) > bound:
+            break  # runs come by start: later ones end and start no earlier
         length = c1 - a1
         key = (az1 if same_zone else None, days - length)
         if key not in partners:
             partners[key] = [run for run in usable if run[1] - run[0] >= key[1]
                              and (not same_zone or run[2] == az1)]
         for a2, c2, az2 in partners[key]:
-            if a2 + 1 > bound:
+            if a2 + 1 > bound[0]:
                 break
             # The earliest end of block 2 (block 1 taking the start of its run).
             low = max(a1 + days, a2 + 1, a2 + days - length)
-            if low > bound or low > min(last_start + days - 1, c2, last_end):
+            if (low, a1) > bound or low > min(last_start + days - 1, c2, last_end):
                 continue
             ranked.extend(islice(_pair_picks((a1, c1, az1), (a2, c2, az2), low, days, last_start,
                                              last_end), MAX_OFFERINGS))
             ranked.sort(key=lambda ranked_pick: ranked_pick[0])
             del ranked[MAX_OFFERINGS:]
             if len(ranked) == MAX_OFFERINGS:
-                bound = ranked[-1][0][0]
+                bound = ranked[-1][0][:2]
     return [pick for _, pick in ranked]
 
 

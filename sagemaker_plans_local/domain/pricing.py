@@ -17,11 +17,16 @@ _MICROSECONDS_PER_HOUR = Decimal(3_600_000_000)
 
 @attrs.frozen
 class PriceList:
-    """Per-instance-hour prices in USD; ``source`` says where the figures come from."""
+    """Per-instance-hour prices in USD; ``source`` says where the figures come from.
+
+    ``unlisted`` prices instance types the list does not name (new types the
+    SageMaker model adds); without it such a type is a KeyError.
+    """
 
     prices: Mapping[str, Decimal] = attrs.field(
         converter=lambda prices: {kind: Decimal(str(price)) for kind, price in prices.items()})
     source: str = "user supplied"
+    unlisted: Decimal | None = attrs.field(default=None, converter=lambda v: None if v is None else Decimal(str(v)))
 
     @classmethod
     def default(cls) -> "PriceList":
@@ -33,6 +38,8 @@ class PriceList:
         try:
             return self.prices[instance_type]
         except KeyError:
+            if self.unlisted is not None:
+                return self.unlisted
             raise KeyError(f"no training plan price for instance type {instance_type!r}; "
                            f"priced types: {', '.join(sorted(self.prices))}") from None
 
@@ -46,4 +53,4 @@ class PriceList:
 def _bundled() -> PriceList:
     text = (resources.files("sagemaker_plans_local") / "data" / "plan_prices.json").read_text("utf-8")
     data = json.loads(text)
-    return PriceList(data["per_instance_hour"], data["source"])
+    return PriceList(data["per_instance_hour"], data["source"], data.get("unlisted_per_instance_hour"))

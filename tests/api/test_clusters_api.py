@@ -293,3 +293,43 @@ def test_errors(empty, sm):
                  lambda: sm.list_cluster_nodes(ClusterName="missing")):
         with pytest.raises(sm.exceptions.ResourceNotFound):
             call()
+
+
+def test_describe_echoes_settings_and_conforms(empty, sm):
+    backend = empty
+    rich = group("ctl", 1, "ml.m5.xlarge", MinInstanceCount=1, ThreadsPerCore=1, ImageId="default",
+                 InstanceStorageConfigs=[{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}],
+                 OnStartDeepHealthChecks=["InstanceStress"],
+                 OverrideVpcConfig={"SecurityGroupIds": ["sg-1"], "Subnets": ["subnet-1"]},
+                 KubernetesConfig={"Labels": {"team": "ml"}},
+                 SlurmConfig={"NodeType": "Controller"},
+                 NetworkInterface={"InterfaceType": "efa"})
+    arn = sm.create_cluster(
+        ClusterName="rich", InstanceGroups=[rich], NodeRecovery="None",
+        Orchestrator={"Eks": {"ClusterArn": "arn:aws:eks:us-east-1:123456789012:cluster/eks"}},
+        TieredStorageConfig={"Mode": "Enable", "InstanceMemoryAllocationPercentage": 20},
+        NodeProvisioningMode="Continuous", ClusterRole=ROLE,
+        AutoScaling={"Mode": "Enable", "AutoScalerType": "Karpenter"},
+        Tags=[{"Key": "team", "Value": "ml"}])["ClusterArn"]
+    described = sm.describe_cluster(ClusterName=arn)
+    assert_conforms("DescribeCluster", described)
+    assert described["AutoScaling"] == {"Mode": "Enable", "AutoScalerType": "Karpenter", "Status": "Creating"}
+    assert described["NodeRecovery"] == "None"
+    assert described["Orchestrator"]["Eks"]["ClusterArn"].endswith(":cluster/eks")
+    ctl = described["InstanceGroups"][0]
+    assert (ctl["MinCount"], ctl["CurrentImageId"], ctl["DesiredImageId"]) == (1, "default", "default")
+    assert ctl["KubernetesConfig"] == {"CurrentLabels": {"team": "ml"}, "DesiredLabels": {"team": "ml"}}
+    assert ctl["SlurmConfig"] == {"NodeType": "Controller"}
+    assert ctl["InstanceStorageConfigs"] == [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]
+    backend.clock.advance(COLD)
+    sm.update_cluster(ClusterName=arn, NodeRecovery="Automatic",
+                      InstanceGroups=[group("ctl", 2, ImageId="default", InstanceType="ml.m5.xlarge")])
+    described = sm.describe_cluster(ClusterName="rich")
+    assert_conforms("DescribeCluster", described)
+    assert described["NodeRecovery"] == "Automatic"
+    assert described["AutoScaling"]["Status"] == "InService"
+    assert described["InstanceGroups"][0]["TargetCount"] == 2
+    assert "KubernetesConfig" not in described["InstanceGroups"][0]  # replaced by the new spec
+    backend.clock.advance(COLD)
+    assert described["InstanceGroups"][0]["CurrentCount"] == 1
+    assert sm.describe_cluster(ClusterName="rich")["InstanceGroups"][0]["CurrentCount"] == 2

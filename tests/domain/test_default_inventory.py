@@ -1,0 +1,107 @@
+from datetime import datetime, time, timedelta, timezone
+
+import pytest
+
+from sagemaker_plans_local.domain.capacity import CapacityInventory
+from sagemaker_plans_local.domain.default_inventory import (
+    PROFILES, availability_zones, default_inventory)
+from sagemaker_plans_local.domain.offerings import ceil_half_hour, search_offerings
+from sagemaker_plans_local.domain.pricing import PriceList
+
+ENUM = ["ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.p5e.48xlarge", "ml.p5en.48xlarge",
+        "ml.trn1.32xlarge", "ml.trn2.48xlarge", "ml.p6-b200.48xlarge", "ml.p4de.24xlarge",
+        "ml.p6e-gb200.36xlarge", "ml.p5.4xlarge", "ml.p6-b300.48xlarge"]
+REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"]
+NOWS = [datetime(2026, 1, 1, tzinfo=timezone.utc),
+        datetime(2026, 3, 2, 9, 47, 13, tzinfo=timezone.utc),
+        datetime(2026, 7, 15, 11, 30, tzinfo=timezone.utc),
+        datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc)]
+PRICES = PriceList.default()
+
+
+def loaded(region, now, types=ENUM):
+    inventory = CapacityInventory()
+    for block in default_inventory(types, region, now):
+        inventory.add(block.instance_type, block.count, block.availability_zone, block.start, block.end)
+    return inventory
+
+
+def search(inventory, now, instance_type, count, days, target="training-job"):
+    return search_offerings(inventory, PRICES, now=now, instance_type=instance_type,
+                            instance_count=count, duration_hours=days * 24, target=target)
+
+
+def test_availability_zones():
+    assert availability_zones("us-east-1") == [f"us-east-1{c}" for c in "abcdef"]
+    assert availability_zones("us-west-2") == [f"us-west-2{c}" for c in "abcd"]
+    assert availability_zones("eu-central-1") == ["eu-central-1a", "eu-central-1b", "eu-central-1c"]
+
+
+def test_every_enum_type_has_a_profile_and_a_price():
+    assert set(PROFILES) == set(ENUM)
+    for instance_type in ENUM:
+        assert PRICES.per_instance_hour(instance_type) > 0
+
+
+@pytest.mark.parametrize("region", REGIONS)
+@pytest.mark.parametrize("now", NOWS)
+def test_deterministic_aligned_and_within_56_days(region, now):
+    blocks = default_inventory(ENUM, region, now)
+    assert blocks == default_inventory(ENUM, region, now)
+    assert blocks  # something to find
+    zones = set(availability_zones(region))
+    origin = ceil_half_hour(now)
+    by_key = {}
+    for block in blocks:
+        assert block.availability_zone in zones
+        assert block.end.time() == time(11, 30) and block.end.tzinfo is not None
+        assert block.start.time() == time(11, 30) or block.start == origin
+        assert now <= block.start < block.end <= now + timedelta(days=56)
+        assert block.count in (1, 2, 4, 8, 16, 32, 64)
+        by_key.setdefault((block.instance_type, block.availability_zone), []).append(block)
+    for pieces in by_key.values():
+        pieces.sort(key=lambda b: b.start)
+        assert all(a.end <= b.start for a, b in zip(pieces, pieces[1:]))  # never stacked
+
+
+def test_the_layout_depends_on_region_and_type_not_on_other_types():
+    now = NOWS[1]
+    alone = default_inventory(["ml.trn2.48xlarge"], "us-east-1", now)
+    together = [b for b in default_inventory(ENUM, "us-east-1", now)
+                if b.instance_type == "ml.trn2.48xlarge"]
+    assert alone == together
+    assert alone != default_inventory(["ml.trn2.48xlarge"], "us-west-2", now)
+
+
+@pytest.mark.parametrize("region", REGIONS)
+@pytest.mark.parametrize("now", NOWS[:2])
+def test_variety_claims_of_the_docs(region, now):
+    inventory = loaded(region, now)
+    for target in ("training-job", "hyperpod-cluster"):
+        for count, days in [(1, 1), (8, 7), (16, 14), (32, 30)]:
+            plenty = search(inventory, now, "ml.p5.48xlarge", count, days, target)
+            assert len(plenty) == 3 and all(len(o.blocks) == 1 for o in plenty)
+        for count in (1, 8):
+            for days in (4, 5, 6):
+                split = search(inventory, now, "ml.trn2.48xlarge", count, days, target)
+                assert split and all(len(o.blocks) == 2 for o in split)
+            assert search(inventory, now, "ml.trn2.48xlarge", count, 7, target) == []
+        for count, days in [(1, 1), (8, 3), (64, 14)]:
+            assert search(inventory, now, "ml.p6-b300.48xlarge", count, days, target) == []
+
+
+def test_unknown_types_get_a_modest_default():
+    blocks = default_inventory(["ml.p9.96xlarge"], "us-east-1", NOWS[0])
+    assert blocks == default_inventory(["ml.p9.96xlarge"], "us-east-1", NOWS[0])
+    assert len({b.availability_zone for b in blocks}) == 2
+    assert {b.count for b in blocks} <= {4, 8, 16}
+
+
+def test_every_type_and_target_can_be_searched_and_priced():
+    # Speed is measured by `make bench`, not asserted here.
+    now = NOWS[1]
+    inventory = loaded("us-east-1", now)
+    for instance_type in ENUM + ["ml.p9.96xlarge"]:
+        for target in ("training-job", "hyperpod-cluster"):
+            for offering in search(inventory, now, instance_type, 4, 3, target):
+                assert offering.upfront_fee > 0
