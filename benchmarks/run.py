@@ -36,6 +36,7 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_search import run_search  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
 
 #: Targets for describe_training_job throughput (ours / other implementation).
@@ -379,6 +380,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 1 (throughput against moto and Stubber)")
     parser.add_argument("--skip-pools", action="store_true",
                         help="skip section 2 (CreateTrainingJob latency with many warm pools)")
+    parser.add_argument("--skip-search", action="store_true",
+                        help="skip section 3 (SearchTrainingPlanOfferings vs describe_training_job)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -390,6 +393,8 @@ def main(argv: list[str] | None = None) -> int:
         run_throughput(config)
     if not args.skip_pools:
         run_pool_latency(config)
+    if not args.skip_search:
+        run_search(calls=200 if args.quick else 2_000, repeats=2 if args.quick else 5)
     if args.profile:
         run_profile(config, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")

@@ -17,13 +17,12 @@ ListClusters: ``NameContains`` is a case-sensitive substring of the name,
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 from botocore.model import Shape
 
-from ..domain.clusters import Cluster, Conflict, InstanceGroup, Node
+from ..domain.clusters import Cluster, InstanceGroup, Node
 from ..domain.emulation import Region
-from .errors import ApiError
 from .pagination import page
 from .service_model import service_model
 
@@ -55,18 +54,6 @@ GROUP_ECHOED = tuple(
 #: Cluster request members DescribeCluster reports unchanged.
 CLUSTER_ECHOED = _echoable(_model.operation_model("CreateCluster").input_shape,
                            _model.operation_model("DescribeCluster").output_shape)
-
-
-def _conflicts(handler: Callable[[Region, dict], dict]) -> Callable[[Region, dict], dict]:
-    """Answer the domain's Conflict as AWS's ConflictException."""
-    def answer(region: Region, params: dict) -> dict:
-        try:
-            return handler(region, params)
-        except Conflict as error:
-            raise ApiError("ConflictException", error.message) from None
-    answer.__name__ = handler.__name__
-    answer.__doc__ = handler.__doc__
-    return answer
 
 
 def _group(group: InstanceGroup) -> dict:
@@ -215,7 +202,7 @@ HANDLERS = {
     "CreateCluster": create_cluster,
     "DescribeCluster": describe_cluster,
     "ListClusters": list_clusters,
-    "UpdateCluster": _conflicts(update_cluster),
-    "DeleteCluster": _conflicts(delete_cluster),
+    "UpdateCluster": update_cluster,
+    "DeleteCluster": delete_cluster,
     "ListClusterNodes": list_cluster_nodes,
 }

@@ -26,6 +26,7 @@ _ERROR_CODES: list[tuple[type, str]] = [
     (domain_errors.NotFound, "ResourceNotFound"),
     (domain_errors.InUse, "ResourceInUse"),
     (domain_errors.LimitExceeded, "ResourceLimitExceeded"),
+    (domain_errors.Conflict, "ConflictException"),
 ]
 
 

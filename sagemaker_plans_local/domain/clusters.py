@@ -100,7 +100,7 @@ import attrs
 from ..store import Table
 from .arns import partition
 from .clock import Event, VirtualClock
-from .errors import InUse, InvalidRequest, NotFound
+from .errors import Conflict, InUse, InvalidRequest, NotFound
 from .settings import Settings
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 
@@ -114,13 +114,6 @@ DEFAULT_NODE_RECOVERY = "Automatic"
 _NOT_SETTINGS = ("ClusterName", "InstanceGroups", "InstanceGroupsToDelete", "Tags",
                  "RestrictedInstanceGroups")
 
-
-class Conflict(InvalidRequest):
-    """The cluster's state forbids the operation (AWS: ConflictException).
-
-    Subclasses InvalidRequest so that, unmapped, it still is a 400 ValidationException;
-    the cluster API answers it as ``ConflictException``.
-    """
 
 
 @attrs.define(eq=False)

@@ -32,3 +32,7 @@ class InUse(DomainError):
 
 class LimitExceeded(DomainError):
     """An account quota would be exceeded (AWS: ResourceLimitExceeded)."""
+
+
+class Conflict(DomainError):
+    """The resource's state forbids the operation now (AWS: ConflictException)."""

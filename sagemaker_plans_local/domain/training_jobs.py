@@ -16,8 +16,7 @@ from .clock import Event, VirtualClock
 from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded
 from .plan_jobs import PlanQueue
 from .settings import Settings, quota_for
-from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases,
-                       seconds_between)
+from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases)
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 from .warm_pools import WarmPool, WarmPoolView, WarmPools, pool_key
 

@@ -255,6 +255,9 @@ class TrainingPlans:
         plan.upfront_fee += offering.upfront_fee
         extension = Extension(offering, now)
         plan.extensions.append(extension)
+        if last.status == "Active" and now >= offering.start - plan.cutoff_offset:
+            # Its instances were already taken back: the extended block hands them out again.
+            self._notify(plan, "active", last, now)
         return plan, extension
 
     # -- instances -------------------------------------------------------------
@@ -357,5 +360,10 @@ class TrainingPlans:
         return offering
 
     def _forget_expired(self, now: datetime) -> None:
-        for offering_id in [oid for oid, (_, expires) in self._offerings.items() if expires <= now]:
-            del self._offerings[offering_id]
+        # Offerings are stored in the order they expire (the clock only moves forward).
+        offerings = self._offerings
+        while offerings:
+            offering_id, (_, expires) = next(iter(offerings.items()))
+            if expires > now:
+                break
+            del offerings[offering_id]

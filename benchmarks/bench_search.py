@@ -1,0 +1,60 @@
+"""Section 3: SearchTrainingPlanOfferings on the default inventory, against describe_training_job."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from bench_measure import micros, ratio, table, verdict
+from bench_workload import START, job_request
+
+#: Target: one search costs at most this many describe_training_job calls.
+SEARCH_VS_DESCRIBE = 3.0
+
+#: Typical searches: contiguous finds, a two-block-only find, nothing at all.
+SEARCHES = {
+    "p5.48xlarge x8, 7 d, training-job": dict(InstanceType="ml.p5.48xlarge", InstanceCount=8,
+                                             DurationHours=168, TargetResources=["training-job"]),
+    "p4de.24xlarge x4, 3 d, hyperpod": dict(InstanceType="ml.p4de.24xlarge", InstanceCount=4,
+                                           DurationHours=72, TargetResources=["hyperpod-cluster"]),
+    "trn2.48xlarge x8, 4 d (two blocks)": dict(InstanceType="ml.trn2.48xlarge", InstanceCount=8,
+                                              DurationHours=96, TargetResources=["training-job"]),
+    "p6-b300.48xlarge x1, 1 d (none)": dict(InstanceType="ml.p6-b300.48xlarge", InstanceCount=1,
+                                           DurationHours=24, TargetResources=["training-job"]),
+}
+
+
+def _best_per_call(run, calls: int, repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        for _ in range(calls):
+            run()
+        best = min(best, (time.perf_counter() - started) / calls)
+    return best
+
+
+def run_search(calls: int, repeats: int) -> None:
+    from sagemaker_plans_local import LocalBackend
+
+    print("\n3. SearchTrainingPlanOfferings on the default inventory vs describe_training_job "
+          f"(best of {repeats} x {calls} calls, same run)")
+    with LocalBackend(start_time=START) as backend:
+        sm = backend.client()
+        sm.create_training_job(**job_request("search-bench-job"))
+        backend.clock.advance(900)
+        describe = lambda: sm.describe_training_job(TrainingJobName="search-bench-job")  # noqa: E731
+        gc.disable()
+        try:
+            describe_time = _best_per_call(describe, calls, repeats)
+            rows, worst = [], 0.0
+            for label, request in SEARCHES.items():
+                found = len(sm.search_training_plan_offerings(**request)["TrainingPlanOfferings"])
+                per_call = _best_per_call(lambda: sm.search_training_plan_offerings(**request), calls, repeats)
+                worst = max(worst, per_call / describe_time)
+                rows.append([label, str(found), micros(per_call), ratio(per_call / describe_time)])
+        finally:
+            gc.enable()
+    print(table(["search", "offerings", "us/call", "x describe"], rows, right=[False, True, True, True]))
+    print(f"   describe_training_job: {micros(describe_time)} us/call; worst search "
+          f"{ratio(worst)} describe  {verdict(worst <= SEARCH_VS_DESCRIBE)} (target <= {SEARCH_VS_DESCRIBE:g}x)")
