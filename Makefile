@@ -16,6 +16,7 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(PY) examples/warm_pools.py
+	$(PY) examples/training_plan.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q

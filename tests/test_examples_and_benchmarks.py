@@ -23,3 +23,13 @@ def test_benchmark_script_runs_quickly():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "describe_training_job" in result.stdout and "ratio pools/fresh" in result.stdout
+
+
+def test_training_plan_example_runs_the_whole_flow(capsys):
+    runpy.run_path(str(ROOT / "examples" / "training_plan.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    assert "tpo-" in out and "training-plan/llm-pretraining" in out
+    for status in ("Pending", "Scheduled", "Active", "Expired"):
+        assert f"llm-pretraining: {status}" in out
+    assert "in-use=4 available=0" in out
+    assert "pretrain-1: Completed / Completed" in out
