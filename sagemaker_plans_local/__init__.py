@@ -6,15 +6,27 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .backend import LocalBackend
+    from .sdk.activation import activate, activated
+    from .sdk.estimator import Estimator
+    from .sdk.session import Session
 
-__all__ = ["LocalBackend"]
+__all__ = ["LocalBackend", "Session", "Estimator", "activate", "activated"]
+
+_LAZY = {
+    "LocalBackend": ("backend", "LocalBackend"),
+    "Session": ("sdk.session", "Session"),
+    "Estimator": ("sdk.estimator", "Estimator"),
+    "activate": ("sdk.activation", "activate"),
+    "activated": ("sdk.activation", "activated"),
+}
 __version__ = "0.1.0"
 
 
 def __getattr__(name: str):
-    # Lazy, so that importing the plain-Python domain never loads boto3.
-    if name == "LocalBackend":
-        from .backend import LocalBackend
+    # Lazy, so that importing the plain-Python domain never loads boto3 or the SDK.
+    if name in _LAZY:
+        import importlib
 
-        return LocalBackend
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

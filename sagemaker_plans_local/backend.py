@@ -23,6 +23,7 @@ from .domain.training_plans import PlanScript
 from .transport.activation import Activation, activated
 from .transport.botocore_hook import EMULATED_SERVICES, BotocoreHook
 
+_ENDED = ("Completed", "Failed", "Stopped")
 _FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
@@ -96,6 +97,51 @@ class LocalBackend:
         with self._emulation.lock:
             self.clock.catch_up()
             return self._emulation.region(region or self.region).training_jobs.get(job_name)
+
+    def wait_for_training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
+        """Block until the job has ended, without polling sleeps.
+
+        Simulated waits (provisioning, queued capacity) are fast-forwarded by
+        advancing the clock (also a wall clock); a job's real process runs in
+        real time and is waited for.
+        """
+        while True:
+            job, moved = self._step(job_name, region, None)
+            if job.status in _ENDED or not moved:
+                return job
+
+    def step_training_job(self, job_name: str, region: str | None = None,
+                          max_wait: float | None = None) -> TrainingJob:
+        """One step of :meth:`wait_for_training_job`, waiting at most ``max_wait`` real seconds."""
+        return self._step(job_name, region, max_wait)[0]
+
+    def _step(self, job_name: str, region: str | None, max_wait: float | None) -> tuple[TrainingJob, bool]:
+        jobs = self._emulation.region(region or self.region).training_jobs
+        clock = self.clock
+        with self._emulation.lock:
+            clock.catch_up()
+            job = jobs.get(job_name)
+            if job.status in _ENDED:
+                return job, False
+            running = jobs.local_runs.running(job) is not None
+            due = clock.next_due()
+            now = clock.now()
+        if running:
+            budget = None if due is None else max(0.0, (due - now).total_seconds())
+            if max_wait is not None:
+                budget = max_wait if budget is None else min(budget, max_wait)
+            jobs.local_runs.settle(job, budget)
+            with self._emulation.lock:
+                still_running = jobs.local_runs.running(job) is not None
+                if clock.manual and still_running and due is not None and (
+                        max_wait is None or budget >= (due - now).total_seconds()):
+                    clock.advance(max(due - clock.now(), timedelta(0)))
+                clock.catch_up()
+            return job, True
+        if due is not None:
+            clock.advance(max(due - now, timedelta(0)))
+            return job, True
+        return job, False
 
     def run_until_idle(self, limit: timedelta = timedelta(days=60)) -> None:
         """Advance the clock until nothing more is scheduled (at most ``limit``)."""

@@ -48,6 +48,7 @@ class VirtualClock:
         self._queue: list[tuple[datetime, int, Event]] = []
         self._sequence = itertools.count()
         self._lock = lock or threading.RLock()
+        self._waiters: list[Callable[[datetime], None]] = []
 
     @property
     def manual(self) -> bool:
@@ -93,9 +94,25 @@ class VirtualClock:
             heapq.heappop(self._queue)
         return self._queue[0][0] if self._queue else None
 
+    def add_waiter(self, waiter: Callable[[datetime], None]) -> None:
+        """On a manual clock, call ``waiter(moment)`` before time reaches ``moment``.
+
+        Real work running alongside virtual time (a local training process)
+        uses it to finish, or to run as long as the clock is about to move,
+        before the clock passes that point.
+        """
+        self._waiters.append(waiter)
+
     def _run_until(self, target: datetime) -> None:
         queue = self._queue
-        while queue and queue[0][0] <= target:
+        while True:
+            due = self.next_due()
+            stop = target if due is None or due > target else due
+            if self._manual:
+                for waiter in self._waiters:
+                    waiter(stop)
+            if not queue or queue[0][0] > target:
+                return
             at, _, event = heapq.heappop(queue)
             if event.cancelled:
                 continue

@@ -32,7 +32,7 @@ class Region:
         self.training_jobs = TrainingJobs(
             emulation.clock, emulation.settings, name, emulation.account_id,
             cache_root=emulation.root / "warm-pool-cache" / name,
-            script_for=emulation.script_for, plans=self.training_plans)
+            script_for=emulation.script_for, plans=self.training_plans, lock=emulation.lock)
         self.clusters = Clusters(emulation.clock, emulation.settings, name, emulation.account_id,
                                  self.training_plans)
 

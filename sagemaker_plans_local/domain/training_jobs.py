@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -14,6 +15,8 @@ from ..store import Table
 from .arns import sagemaker_arn
 from .clock import Event, VirtualClock
 from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded
+from .execution import RunResult
+from .local_runs import LocalRuns
 from .plan_jobs import PlanQueue
 from .settings import Settings, quota_for
 from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases)
@@ -24,6 +27,10 @@ TERMINAL = frozenset({"Completed", "Failed", "Stopped"})
 RUNNING = frozenset({"InProgress", "Stopping"})
 #: Failures after which SageMaker keeps the warm pool (the cluster is healthy).
 POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
+STOP_MESSAGES = {
+    "Stopped": "Training job stopped",
+    "MaxRuntimeExceeded": "Training job stopped: the maximum allowed runtime was exceeded",
+}
 WAITING_MESSAGE = "Waiting for compute capacity from the training plan"
 INTERRUPTED_MESSAGE = ("The reserved capacity block is ending; waiting for compute capacity "
                        "in the next block of the training plan")
@@ -64,6 +71,7 @@ class TrainingJob:
     warm_pool: WarmPoolView | None = None
     plan: TrainingPlan | None = None
     block: ReservedCapacity | None = None  # the plan's capacity block the job runs on
+    stop_reason: str = "Stopped"
     events: list[Event] = attrs.Factory(list)
 
     @property
@@ -181,7 +189,8 @@ class TrainingJobs:
     """The training jobs of one region, with their warm pools."""
 
     def __init__(self, clock: VirtualClock, settings: Settings, region: str, account_id: str,
-                 cache_root: Path, script_for: Callable[[str], JobScript], plans: TrainingPlans) -> None:
+                 cache_root: Path, script_for: Callable[[str], JobScript], plans: TrainingPlans,
+                 lock: threading.RLock) -> None:
         self._clock = clock
         self._settings = settings
         self._region = region
@@ -192,6 +201,7 @@ class TrainingJobs:
         # Instances counted against the training-instance quota, by type.
         self._usage: Counter[str] = Counter()
         self.pools = WarmPools(clock, settings, cache_root, self._count_idle, self._pool_ended)
+        self.local_runs = LocalRuns(clock, lock, self._run_ended)
         self._queue = PlanQueue(clock, plans, self._start_on_capacity, self._interrupt, self._fail,
                                 self._end_plan_pools)
 
@@ -319,7 +329,34 @@ class TrainingJobs:
         if job.pool is None and job.keep_alive_seconds:
             self.pools.open(job)
         job.enter("Downloading", at, "Downloading input data")
-        self._plan_training(job, at)
+        if self.local_runs.runs(job):
+            self._run_locally(job, at)
+        else:
+            self._plan_training(job, at)
+
+    def _run_locally(self, job: TrainingJob, at: datetime) -> None:
+        """Run the job's entry point for real; its end comes from the process."""
+        job.enter("Training", at, "Training image download completed. Training in progress.")
+        self.local_runs.start(job, at)
+        max_runtime = job.max_runtime_seconds
+        if max_runtime is not None:
+            cutoff = at + timedelta(seconds=max(0.0, max_runtime - job.trained_seconds))
+            self._schedule(job, cutoff, lambda t: self._begin_stopping(job, t, "MaxRuntimeExceeded"))
+
+    def _run_ended(self, job: TrainingJob, result: RunResult, at: datetime) -> None:
+        if job.status == "Stopping":
+            self._finish(job, at, "Stopped", job.stop_reason, STOP_MESSAGES[job.stop_reason])
+        elif job.status != "InProgress":
+            return
+        elif result.exit_code == 0:
+            self._cancel_events(job)
+            job.enter("Uploading", at, "Uploading generated training model")
+            self._finish(job, at, "Completed", "Completed", "Training job completed")
+        else:
+            reason = result.failure_reason or f"exit code {result.exit_code}"
+            if not reason.startswith("ClientError: "):
+                reason = "AlgorithmError: " + reason
+            self._fail(job, at, reason)
 
     def _plan_training(self, job: TrainingJob, start: datetime) -> None:
         script = self._script_for(job.name)
@@ -352,21 +389,25 @@ class TrainingJobs:
     def _begin_stopping(self, job: TrainingJob, at: datetime, final: str) -> None:
         self._cancel_events(job)
         job.status = "Stopping"
+        job.stop_reason = final
         job.enter("Stopping", at, "Stopping the training job")
-        message = ("Training job stopped: the maximum allowed runtime was exceeded"
-                   if final == "MaxRuntimeExceeded" else "Training job stopped")
+        if self.local_runs.running(job) is not None:
+            self.local_runs.stop(job)  # Stopped when the process has exited
+            return
         self._schedule(job, at + timedelta(seconds=STOPPING_SECONDS),
-                       lambda t: self._finish(job, t, "Stopped", final, message))
+                       lambda t: self._finish(job, t, "Stopped", final, STOP_MESSAGES[final]))
 
     def _interrupt(self, job: TrainingJob, at: datetime) -> None:
         """The plan's block took the instances back: wait, progress kept, for the next block."""
         self._cancel_events(job)
+        self.local_runs.abandon(job)
         job.close_segment(at)
         job.block = None
         job.enter("Pending", at, INTERRUPTED_MESSAGE)
 
     def _fail(self, job: TrainingJob, at: datetime, reason: str) -> None:
         self._cancel_events(job)
+        self.local_runs.abandon(job)
         self._finish(job, at, "Failed", "Failed", "Training job failed", reason)
 
     def _finish(self, job: TrainingJob, at: datetime, status: str, secondary: str,

@@ -45,15 +45,17 @@ class BotocoreHook:
         self._answer = answer
         self._enabled = enabled
         self._parser = JSONParser(timestamp_parser=parse_wire_timestamp)
-        self._uid = ""
 
     def attach(self, client) -> None:
         """Make ``client`` (of this hook's service) answered by the hook."""
-        service_model = client.meta.service_model
-        self._uid = service_model.metadata.get("uid", service_model.service_name)
-        service_id = service_model.service_id.hyphenize()
+        service_id = client.meta.service_model.service_id.hyphenize()
         client.meta.events.register_first(
             f"before-call.{service_id}", self, unique_id=f"sagemaker-plans-local-{id(self)}")
+
+    def attach_to_session(self, botocore_session, service_id: str) -> None:
+        """Answer every client ``botocore_session`` creates later for ``service_id``."""
+        botocore_session.register(f"before-call.{service_id}", self,
+                                  unique_id=f"sagemaker-plans-local-{id(self)}")
 
     def __call__(self, model, params, context, **_: Any):
         if not self._enabled():
@@ -63,7 +65,8 @@ class BotocoreHook:
         request_id = str(uuid.uuid4())
         headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.1"}
         http = AWSResponse(params.get("url", ""), status, headers, _Body(document))
-        decode = decoder_for(model.output_shape, self._uid) if model.output_shape is not None else None
+        uid = model.service_model.metadata.get("uid", self.service_name)
+        decode = decoder_for(model.output_shape, uid) if model.output_shape is not None else None
         if status < 300 and (decode is not None or model.output_shape is None):
             parsed = decode(document) if decode is not None else {}
             parsed["ResponseMetadata"] = {"RequestId": request_id}

@@ -1,0 +1,35 @@
+"""pytest fixtures (registered through the ``pytest11`` entry point).
+
+- ``sagemaker_backend``: a fresh :class:`LocalBackend` on a manual clock
+  (starting 2026-01-01 00:00 UTC), its files under pytest's ``tmp_path``.
+- ``sagemaker_client``: a boto3 SageMaker client answered by it.
+- ``sagemaker_session``: a local ``sagemaker_plans_local.Session`` on it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+FIXTURE_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def sagemaker_backend(tmp_path):
+    from .backend import LocalBackend
+
+    with LocalBackend(start_time=FIXTURE_START, root=tmp_path / "sagemaker-plans-local") as backend:
+        yield backend
+
+
+@pytest.fixture
+def sagemaker_client(sagemaker_backend):
+    return sagemaker_backend.client("sagemaker")
+
+
+@pytest.fixture
+def sagemaker_session(sagemaker_backend):
+    from .sdk.session import Session
+
+    return Session(backend=sagemaker_backend, local=True)

@@ -1,0 +1,127 @@
+"""Per-instance virtual environments for the code's ``requirements.txt``.
+
+A job whose code directory holds ``requirements.txt`` runs in a virtualenv
+of its instance (``<instance>/venv``), made with ``python -m venv
+--system-site-packages --without-pip`` from the executor's Python. A ``.pth``
+file in it adds that Python's own site directories (those of *its* virtualenv,
+when it runs in one: ``--system-site-packages`` alone would reach only the
+base installation), so the script sees what the calling environment has -
+the "image" - and what pip adds on top takes precedence.
+
+pip is the calling environment's pip, run by the virtualenv's interpreter
+(``<venv>/bin/python -m pip install -r requirements.txt``), so it installs
+into the virtualenv and counts the calling environment's packages as already
+satisfied. A hash of ``requirements.txt`` (and of the base Python) recorded in
+the virtualenv after a successful install lets a warm start on the same
+instance skip pip entirely.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from typing import Callable, Mapping
+
+REQUIREMENTS = "requirements.txt"
+MARKER = ".requirements.sha256"
+BASE_MARKER = ".base-python"
+PTH_NAME = "_sagemaker_local_base.pth"
+
+#: Runs pip: (argv, env) -> (exit code, output tail); raises processes.Stopped.
+Runner = Callable[[list[str], Mapping[str, str]], tuple[int, str]]
+
+_SITE_QUERY = ("import json, site; print(json.dumps(site.getsitepackages()"
+               " + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])))")
+
+
+class InstallError(Exception):
+    """pip failed; ``str(error)`` is the failure reason."""
+
+    def __init__(self, exit_code: int, reason: str) -> None:
+        super().__init__(reason)
+        self.exit_code = exit_code
+
+
+class VirtualEnvironments:
+    """Makes and fills the virtualenvs of one executor's instances."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self._site_dirs: list[str] | None = None
+        self._lock = threading.Lock()
+
+    def site_dirs(self) -> list[str]:
+        """The executor Python's site directories (asked once)."""
+        with self._lock:
+            if self._site_dirs is None:
+                out = subprocess.run([self.python, "-c", _SITE_QUERY], check=True,
+                                     capture_output=True, text=True).stdout
+                self._site_dirs = [d for d in json.loads(out) if os.path.isdir(d)]
+            return self._site_dirs
+
+    def prepare(self, venv: Path, requirements: Path, env: Mapping[str, str],
+                run: Runner) -> tuple[str, dict[str, str]]:
+        """Make ``venv`` hold ``requirements``: (its python, the env to run the script with)."""
+        python = venv / "bin" / "python"
+        if not python.exists() or _read(venv / BASE_MARKER) != self.python:
+            self._create(venv)
+        venv_env = activated(env, venv)
+        digest = self.digest(requirements)
+        if _read(venv / MARKER) == digest:
+            return str(python), venv_env
+        pip_env = dict(venv_env)
+        pip_env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+        pip_env.setdefault("PIP_NO_INPUT", "1")
+        argv = [str(python), "-m", "pip", "install", "-r", REQUIREMENTS]
+        code, tail = run(argv, pip_env)
+        if code != 0:
+            raise InstallError(code, _install_reason(code, tail))
+        (venv / MARKER).write_text(digest)
+        return str(python), venv_env
+
+    def digest(self, requirements: Path) -> str:
+        sha = hashlib.sha256(requirements.read_bytes())
+        sha.update(b"\0" + self.python.encode())
+        return sha.hexdigest()
+
+    def _create(self, venv: Path) -> None:
+        if venv.exists():
+            shutil.rmtree(venv)
+        subprocess.run([self.python, "-m", "venv", "--system-site-packages", "--without-pip",
+                        str(venv)], check=True, capture_output=True)
+        site_packages = next((venv / "lib").glob("python*/site-packages"))
+        dirs = self.site_dirs()
+        (site_packages / PTH_NAME).write_text(
+            "import site; [site.addsitedir(d) for d in %s]\n" % json.dumps(dirs))
+        (venv / BASE_MARKER).write_text(self.python)
+
+
+def activated(env: Mapping[str, str], venv: Path) -> dict[str, str]:
+    """``env`` as ``source venv/bin/activate`` leaves it."""
+    result = dict(env)
+    result["VIRTUAL_ENV"] = str(venv)
+    result["PATH"] = os.pathsep.join([str(venv / "bin")] + ([env["PATH"]] if env.get("PATH") else []))
+    result.pop("PYTHONHOME", None)
+    return result
+
+
+def _install_reason(code: int, tail: str) -> str:
+    head = f"InstallRequirementsError: pip install -r {REQUIREMENTS} exited with code {code}"
+    if not tail:
+        return head
+    room = 1024 - len(head) - 2
+    if len(tail) > room:
+        tail = "..." + tail[-(room - 3):]
+    return f"{head}: {tail}"
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text()
+    except OSError:
+        return None

@@ -1,0 +1,61 @@
+"""Make unmodified code local: plain ``sagemaker.Session()`` and every boto3 client."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Callable, Iterator
+
+import sagemaker.session
+
+from ..backend import LocalBackend
+from . import local_waits
+from .default_backend import default_backend
+
+_lock = threading.Lock()
+_open: list[contextlib.ExitStack] = []
+
+
+def _patch_waits(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
+    """While active, ``sagemaker.session.Session`` waits on the backend, not with sleeps."""
+    cls = sagemaker.session.Session
+    original_wait, original_logs = cls.wait_for_job, cls.logs_for_job
+
+    def wait_for_job(self, job, poll=5):
+        return local_waits.wait_for_job(self, backend, job)
+
+    def logs_for_job(self, job_name, wait=False, poll=10, log_type="All", timeout=None):
+        return local_waits.logs_for_job(self, backend, job_name, wait, log_type, timeout)
+
+    cls.wait_for_job, cls.logs_for_job = wait_for_job, logs_for_job
+
+    def restore() -> None:
+        cls.wait_for_job, cls.logs_for_job = original_wait, original_logs
+
+    stack.callback(restore)
+
+
+@contextlib.contextmanager
+def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
+    """Within the block, every boto3 client and ``sagemaker.Session()`` is answered by ``backend``."""
+    backend = backend or default_backend()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(backend.activate())
+        _patch_waits(stack, backend)
+        yield backend
+
+
+def activate(backend: LocalBackend | None = None) -> Callable[[], None]:
+    """Like :func:`activated` for the rest of the process; returns a function that undoes it."""
+    stack = contextlib.ExitStack()
+    stack.enter_context(activated(backend))
+    with _lock:
+        _open.append(stack)
+
+    def deactivate() -> None:
+        with _lock:
+            if stack in _open:
+                _open.remove(stack)
+        stack.close()
+
+    return deactivate

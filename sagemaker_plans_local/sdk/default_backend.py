@@ -1,0 +1,21 @@
+"""The process-wide backend that local sessions use unless given one."""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+from ..backend import LocalBackend
+
+_lock = threading.Lock()
+_backend: LocalBackend | None = None
+
+
+def default_backend() -> LocalBackend:
+    """One LocalBackend per process, on the wall clock, created on first use."""
+    global _backend
+    with _lock:
+        if _backend is None:
+            _backend = LocalBackend()
+            atexit.register(_backend.close)
+        return _backend
