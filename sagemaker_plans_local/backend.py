@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import boto3
+from botocore.awsrequest import AWSResponse
 
 from .api.dispatcher import SageMakerApi
 from .api.service_model import service_model
@@ -72,6 +73,20 @@ class LocalBackend:
         client = self._boto_session.client(service_name, **kwargs)
         self._attach(client)
         return client
+
+    def boto_session(self) -> boto3.session.Session:
+        """A boto3 session (fake credentials, the backend's region) whose every client is local.
+
+        Emulated services are answered by this backend; any other service
+        answers ``NotImplemented`` instead of reaching AWS.
+        """
+        session = boto3.session.Session(region_name=self.region, **_FAKE_CREDENTIALS)
+        botocore_session = session._session
+        for service_name, hook in self._hooks().items():
+            hook.attach_to_session(botocore_session, _service_id(service_name))
+        botocore_session.register("before-call", _refuse_other_services,
+                                  unique_id="sagemaker-plans-local-refuse")
+        return session
 
     @contextlib.contextmanager
     def activate(self) -> Iterator["LocalBackend"]:
@@ -167,6 +182,25 @@ class LocalBackend:
             raise ValueError(f"sagemaker-plans-local emulates {', '.join(EMULATED_SERVICES)}, "
                              f"not {service_name!r}")
 
+    def _hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
+        """One in-process hook per emulated service."""
+        return {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
+
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
-        if client.meta.service_model.service_name == "sagemaker":
-            BotocoreHook("sagemaker", self._sagemaker.handle, enabled).attach(client)
+        hook = self._hooks(enabled).get(client.meta.service_model.service_name)
+        if hook is not None:
+            hook.attach(client)
+
+
+def _service_id(service_name: str) -> str:
+    return service_model(service_name).service_id.hyphenize()
+
+
+def _refuse_other_services(model, params, context, **_):
+    """Answer a service the backend does not emulate with NotImplemented, never reaching AWS."""
+    message = (f"sagemaker-plans-local does not emulate {model.service_model.service_name} "
+               f"({model.name}); see docs/backend.md for the services it answers.")
+    headers = {"x-amzn-requestid": "sagemaker-plans-local"}
+    http = AWSResponse(params.get("url", ""), 501, headers, None)
+    return http, {"Error": {"Code": "NotImplemented", "Message": message},
+                  "ResponseMetadata": {"HTTPStatusCode": 501, "HTTPHeaders": headers}}

@@ -1,0 +1,312 @@
+"""The local executor: runs a script-mode job's entry point on this machine, one process per instance.
+
+``start`` returns at once; a background thread prepares every instance
+(``/opt/ml`` tree, code, data, checkpoints, virtualenv), runs the entry
+points concurrently, packs and uploads the artifacts, and then publishes the
+:class:`~sagemaker_plans_local.domain.execution.RunResult`. Instance
+directories live under ``<root>/instances/pools/<pool id>/algo-<i>`` for a
+job on a warm pool (kept for the pool's next job, removed by
+:meth:`LocalExecutor.release`) and ``<root>/instances/jobs/<job>/algo-<i>``
+otherwise (removed once the run has ended).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..domain.execution import RunResult
+from .contract import (LOG_GROUP, Host, InstanceContract, InstanceTree, JobFacts, hosts_of,
+                       log_stream, script_mode)
+from .environments import REQUIREMENTS, InstallError, VirtualEnvironments
+from .inputs import (ClientError, Snapshot, SourceError, download_channels,
+                     download_checkpoints, fetch_source)
+from .outputs import upload_artifacts, upload_checkpoints
+from .processes import ManagedProcess, ProcessGroup, Stopped, exit_code, run_to_end
+
+if TYPE_CHECKING:
+    from ..domain.training_jobs import TrainingJob
+
+#: Seconds between SIGTERM and SIGKILL when a run is stopped.
+STOP_GRACE_SECONDS = 5.0
+#: Exit code of a run stopped before its processes started (as if killed by SIGTERM).
+STOPPED_EXIT_CODE = exit_code(-signal.SIGTERM)
+#: Exit code of a run that failed before the entry point ran (inputs, code, internal error).
+SETUP_EXIT_CODE = 1
+REASON_LIMIT = 1024
+
+
+class LocalExecutor:
+    """Implements the domain's ``Executor`` port with local subprocesses."""
+
+    def __init__(self, root: Path, object_store: Any, log_store: Any, clock: Any,
+                 python: str = sys.executable, *,
+                 stop_grace_seconds: float = STOP_GRACE_SECONDS) -> None:
+        self.root = Path(root)
+        self.object_store = object_store
+        self.log_store = log_store
+        self.clock = clock  # runs are timed in real seconds from their virtual start
+        self.python = python
+        self.stop_grace_seconds = stop_grace_seconds
+        self.environments = VirtualEnvironments(python)
+        self._lock = threading.Lock()
+        self._by_key: dict[str, LocalRun] = {}
+        self._released: set[str] = set()
+
+    # -- the port ----------------------------------------------------------------------
+    def runs(self, job: "TrainingJob") -> bool:
+        return script_mode(job.spec) is not None
+
+    def start(self, job: "TrainingJob", at: datetime) -> "LocalRun":
+        facts = JobFacts(job.name, job.arn, job.spec, job.cache_dir,
+                         job.capacity_block_expiration)
+        pooled = job.pool is not None
+        key = self._key(job.pool.pool_id if pooled else job.name, pooled)
+        with self._lock:
+            previous = self._by_key.get(key)
+            run = LocalRun(self, facts, at, key, pooled, previous)
+            self._by_key[key] = run
+        run.begin()
+        return run
+
+    # -- instances ---------------------------------------------------------------------
+    def release(self, pool_id: str) -> None:
+        """Delete a terminated warm pool's instance directories (after its run, if one is on)."""
+        key = self._key(pool_id, True)
+        with self._lock:
+            if key in self._by_key:
+                self._released.add(key)
+                return
+        shutil.rmtree(self.root / "instances" / key, ignore_errors=True)
+
+    def instances_dir(self, job: "TrainingJob") -> Path:
+        """Where ``job``'s instance directories are (``algo-<i>`` inside)."""
+        pooled = job.pool is not None
+        return self.root / "instances" / self._key(job.pool.pool_id if pooled else job.name, pooled)
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop every run and wait for them to end."""
+        with self._lock:
+            runs = list(self._by_key.values())
+        for run in runs:
+            run.stop()
+        for run in runs:
+            run.join(timeout)
+
+    @staticmethod
+    def _key(name: str, pooled: bool) -> str:
+        return f"pools/{name}" if pooled else f"jobs/{name}"
+
+    def _ended(self, run: "LocalRun") -> None:
+        """Clean up after a run: its job's instances, or a pool's released meanwhile."""
+        with self._lock:
+            if self._by_key.get(run.key) is run:
+                del self._by_key[run.key]
+            current = run.key in self._by_key
+            delete = not run.pooled or (run.key in self._released and not current)
+            if delete:
+                self._released.discard(run.key)
+        if delete:
+            shutil.rmtree(self.root / "instances" / run.key, ignore_errors=True)
+
+
+@attrs.define
+class InstanceOutcome:
+    exit_code: int = SETUP_EXIT_CODE
+    failure_reason: str | None = None
+    tree: InstanceTree | None = None  # set once the tree exists (outputs can be packed)
+    checkpoints: tuple[str, Path, Snapshot] | None = None
+
+
+class InstanceLog:
+    """An instance's log stream; each line is stamped ``virtual start + real elapsed``."""
+
+    def __init__(self, store: Any, stream: str, at: datetime, started: float) -> None:
+        self.stream = stream
+        self._store = store
+        self._at = at
+        self._started = started
+        self._lock = threading.Lock()
+
+    def line(self, text: str, is_stderr: bool = False) -> None:
+        with self._lock:  # one order for stdout and stderr: the timestamps'
+            stamp = self._at + timedelta(seconds=time.monotonic() - self._started)
+            self._store.append(LOG_GROUP, self.stream, stamp, text)
+
+
+class LocalRun:
+    """One run of a job's entry point on all its instances (the domain's ``Run``)."""
+
+    def __init__(self, executor: LocalExecutor, facts: JobFacts, at: datetime, key: str,
+                 pooled: bool, previous: "LocalRun | None") -> None:
+        self.executor = executor
+        self.facts = facts
+        self.at = at
+        self.key = key
+        self.pooled = pooled
+        self.hosts: list[Host] = hosts_of(facts.spec.get("ResourceConfig") or {})
+        self.streams = [log_stream(facts.name, host.name, at) for host in self.hosts]
+        self._previous = previous
+        self._started = time.monotonic()
+        self._group = ProcessGroup(executor.stop_grace_seconds)
+        self._lock = threading.Lock()
+        self._failure: tuple[int, str] | None = None
+        self._stopped = False
+        self._result: RunResult | None = None
+        self._done = threading.Event()
+        self._closed = threading.Event()
+        self._thread = threading.Thread(target=self._main, name=f"run-{facts.name}", daemon=True)
+
+    # -- the port ----------------------------------------------------------------------
+    def elapsed(self) -> float:
+        result = self._result
+        return result.duration if result is not None else time.monotonic() - self._started
+
+    def wait(self, timeout: float | None) -> RunResult | None:
+        return self._result if self._done.wait(timeout) else None
+
+    def stop(self) -> None:
+        self._stopped = True
+        self._group.cancel()
+
+    # -- more ----------------------------------------------------------------------------
+    @property
+    def stopped(self) -> bool:
+        return self._stopped
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the run has ended *and* cleaned up its instance directories."""
+        return self._closed.wait(timeout)
+
+    def begin(self) -> None:
+        self._thread.start()
+
+    # -- the work --------------------------------------------------------------------------
+    def _main(self) -> None:
+        try:
+            if self._previous is not None:
+                self._previous.join()
+                self._previous = None
+            result = self._execute()
+        except Exception as error:  # a bug or a failing store: the run still ends
+            result = RunResult(SETUP_EXIT_CODE, self._since_start(), _limit(
+                f"InternalServerError: {type(error).__name__}: {error}"))
+        finally:
+            self._group.close()
+        self._result = result
+        self._done.set()
+        try:
+            self.executor._ended(self)
+        finally:
+            self._closed.set()
+
+    def _since_start(self) -> float:
+        return time.monotonic() - self._started
+
+    def _execute(self) -> RunResult:
+        base = self.executor.root / "instances" / self.key
+        outcomes = [InstanceOutcome() for _ in self.hosts]
+        threads = [threading.Thread(target=self._instance, args=(i, base, outcomes[i]),
+                                    name=f"run-{self.facts.name}-{host.name}", daemon=True)
+                   for i, host in enumerate(self.hosts) if i > 0]
+        for thread in threads:
+            thread.start()
+        if outcomes:
+            self._instance(0, base, outcomes[0])
+        for thread in threads:
+            thread.join()
+        succeeded = all(o.exit_code == 0 for o in outcomes)
+        self._upload(outcomes, keep_model=succeeded or self._stopped)
+        if succeeded:
+            return RunResult(0, self._since_start())
+        code, reason = self._failure or (STOPPED_EXIT_CODE, "The run was stopped")
+        return RunResult(code, self._since_start(), reason)
+
+    def _instance(self, index: int, base: Path, outcome: InstanceOutcome) -> None:
+        host = self.hosts[index]
+        facts = self.facts
+        store = self.executor.object_store
+        log = InstanceLog(self.executor.log_store, self.streams[index], self.at, self._started)
+        try:
+            tree = InstanceTree(base / host.name)
+            tree.reset()
+            outcome.tree = tree
+            contract = InstanceContract(facts, host, self.hosts, tree)
+            contract.write_config_files()
+            fetch_source(store, contract.submit_directory, tree.code)
+            download_channels(store, contract)
+            checkpoint_dir = contract.checkpoint_dir()
+            if checkpoint_dir is not None:
+                uri = facts.spec["CheckpointConfig"].get("S3Uri")
+                if uri:
+                    outcome.checkpoints = (uri, checkpoint_dir,
+                                           download_checkpoints(store, uri, checkpoint_dir))
+                else:
+                    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            env = contract.environment(os.environ)
+            python = self.executor.python
+            requirements = tree.code / REQUIREMENTS
+            if requirements.is_file():
+                def pip(argv: list[str], pip_env: Any) -> tuple[int, str]:
+                    code, process = run_to_end(self._group, argv, tree.code, pip_env, log.line)
+                    return code, (process.stderr_tail.text() or process.output_tail.text()).strip()
+                python, env = self.executor.environments.prepare(tree.venv, requirements, env, pip)
+            code, process = run_to_end(self._group, contract.argv(python), tree.code, env, log.line)
+            outcome.exit_code = code
+            if code != 0:
+                outcome.failure_reason = _failure_reason(tree.failure_file, process, code)
+        except Stopped:
+            outcome.exit_code = STOPPED_EXIT_CODE
+            outcome.failure_reason = "The run was stopped before the entry point started"
+        except InstallError as error:
+            outcome.exit_code, outcome.failure_reason = error.exit_code or SETUP_EXIT_CODE, str(error)
+        except (ClientError, SourceError) as error:
+            outcome.exit_code, outcome.failure_reason = SETUP_EXIT_CODE, _limit(str(error))
+        except Exception as error:
+            outcome.exit_code = SETUP_EXIT_CODE
+            outcome.failure_reason = _limit(f"InternalServerError: {type(error).__name__}: {error}")
+        if outcome.exit_code != 0:
+            with self._lock:
+                first = self._failure is None
+                if first:
+                    self._failure = (outcome.exit_code, outcome.failure_reason or "")
+            if first and len(self.hosts) > 1:
+                self._group.cancel()  # one instance failed: the job fails, stop the others
+
+    def _upload(self, outcomes: list[InstanceOutcome], keep_model: bool) -> None:
+        facts = self.facts
+        store = self.executor.object_store
+        first = outcomes[0] if outcomes else None
+        output_path = (facts.spec.get("OutputDataConfig") or {}).get("S3OutputPath")
+        if first is not None and first.tree is not None and output_path:
+            tree = first.tree
+            upload_artifacts(store, output_path, facts.name, facts.region,
+                             tree.model if keep_model else None, tree.output_data, tree.scratch)
+        for outcome in reversed(outcomes):  # algo-1 last: its files win
+            if outcome.checkpoints is not None:
+                uri, local, baseline = outcome.checkpoints
+                upload_checkpoints(store, uri, local, baseline, facts.region)
+
+
+def _limit(text: str) -> str:
+    return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT - 3] + "..."
+
+
+def _failure_reason(failure_file: Path, process: ManagedProcess, code: int) -> str:
+    """``/opt/ml/output/failure`` if the script wrote one, else its stderr's last lines."""
+    try:
+        written = failure_file.read_text(errors="replace").strip()
+    except OSError:
+        written = ""
+    if written:
+        return _limit(written)
+    return process.stderr_tail.text().strip() or f"ExitCode {code}"
