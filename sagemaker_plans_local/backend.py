@@ -13,6 +13,10 @@ import boto3
 from botocore.awsrequest import AWSResponse
 
 from .api.dispatcher import SageMakerApi
+from .api.iam import IamApi
+from .api.logs import LogsApi
+from .api.s3 import S3Api
+from .api.sts import StsApi
 from .api.service_model import service_model
 from .domain.clock import VirtualClock
 from .domain.emulation import Emulation
@@ -22,7 +26,12 @@ from .domain.timeline import JobScript
 from .domain.training_jobs import TrainingJob
 from .domain.training_plans import PlanScript
 from .transport.activation import Activation, activated
-from .transport.botocore_hook import EMULATED_SERVICES, BotocoreHook
+from .runtime import LocalExecutor
+from .transport.botocore_hook import BotocoreHook
+from .transport.service_hook import ServiceHook
+
+#: The services a LocalBackend answers (botocore names).
+EMULATED_SERVICES = ("sagemaker", "s3", "sts", "iam", "logs")
 
 _ENDED = ("Completed", "Failed", "Stopped")
 _FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
@@ -47,7 +56,15 @@ class LocalBackend:
         reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
         self._emulation = Emulation(account_id, self.root, start_time, home_region=region,
                                     reserved_instance_types=reserved_types)
-        self._sagemaker = SageMakerApi(self._emulation)
+        emulation = self._emulation
+        emulation.region_setup.append(self._equip_region)
+        self._sagemaker = SageMakerApi(emulation)
+        self._services = {
+            "s3": S3Api(emulation.objects, account_id),
+            "sts": StsApi(account_id),
+            "iam": IamApi(account_id, emulation.clock),
+            "logs": LogsApi(emulation.log_store, account_id),
+        }
         self._boto_session: boto3.session.Session | None = None
 
     # -- public surface ------------------------------------------------------
@@ -165,7 +182,11 @@ class LocalBackend:
             self.clock.advance(max(due - self.clock.now(), timedelta(0)))
 
     def close(self) -> None:
-        """Remove on-disk state the backend created itself."""
+        """Stop local runs and remove on-disk state the backend created itself."""
+        for region in self._emulation.regions():
+            executor = region.training_jobs.local_runs.executor
+            if executor is not None:
+                executor.close(timeout=10)
         if self._owns_root:
             shutil.rmtree(self.root, ignore_errors=True)
 
@@ -184,7 +205,16 @@ class LocalBackend:
 
     def _hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
         """One in-process hook per emulated service."""
-        return {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
+        hooks = {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
+        for name, service in self._services.items():
+            hooks[name] = ServiceHook(name, service, enabled)
+        return hooks
+
+    def _equip_region(self, region) -> None:
+        """Give a region's training jobs the local runtime for their entry points."""
+        region.training_jobs.local_runs.executor = LocalExecutor(
+            self.root / "runtime" / region.name, self._emulation.objects,
+            self._emulation.log_store(region.name), self.clock)
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
         hook = self._hooks(enabled).get(client.meta.service_model.service_name)

@@ -5,11 +5,13 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from .clock import VirtualClock
 from .clusters import Clusters
 from .default_inventory import default_inventory
+from .log_streams import LogStore
+from .object_store import ObjectStore
 from .pricing import PriceList
 from .regional_capacity import RegionalCapacity
 from .settings import Settings
@@ -57,16 +59,35 @@ class Emulation:
         for block in default_inventory(reserved_instance_types, home_region, self.clock.now()):
             self.capacity.add(block.instance_type, block.count, block.availability_zone,
                               block.start, block.end)
+        self.objects = ObjectStore(root / "s3", self.clock)
+        self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
+        #: Called with each region when it is first used (the backend equips it).
+        self.region_setup: list[Callable[[Region], None]] = []
 
     def region(self, name: str) -> Region:
         region = self._regions.get(name)
         if region is None:
             with self.lock:
-                region = self._regions.setdefault(name, Region(name, self))
+                region = self._regions.get(name)
+                if region is None:
+                    region = self._regions[name] = Region(name, self)
+                    for setup in self.region_setup:
+                        setup(region)
         return region
+
+    def regions(self) -> list[Region]:
+        return list(self._regions.values())
+
+    def log_store(self, region: str) -> LogStore:
+        """CloudWatch Logs of one region (log lines carry the backend's clock time)."""
+        with self.lock:
+            store = self._logs.get(region)
+            if store is None:
+                store = self._logs[region] = LogStore(self.clock)
+            return store
 
     def script_for(self, job_name: str) -> JobScript:
         return self._scripts.get(job_name, DEFAULT_SCRIPT)

@@ -49,3 +49,6 @@ class Executor(Protocol):
 
     def start(self, job: "TrainingJob", at: "datetime") -> Run:
         """Start ``job``'s code at virtual time ``at``; returns at once."""
+
+    def release(self, pool_id: str) -> None:
+        """The warm pool ended: forget its instances (their virtualenvs and files)."""

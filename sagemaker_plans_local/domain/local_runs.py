@@ -56,6 +56,10 @@ class LocalRuns:
         entry = self._active.get(job.name)
         return entry[1] if entry is not None else None
 
+    def release_pool(self, pool_id: str) -> None:
+        if self.executor is not None:
+            self.executor.release(pool_id)
+
     def settle(self, job: "TrainingJob", timeout: float | None) -> None:
         """Wait (without the lock) up to ``timeout`` real seconds for the job's process; record its end."""
         run = self.running(job)

@@ -144,6 +144,15 @@ class KeyTooLong(ObjectStoreError):
         self.key = key
 
 
+class BadDigest(ObjectStoreError):
+    """The content's MD5 is not the ``content_md5`` the caller announced; nothing was stored."""
+
+    def __init__(self, expected: bytes, calculated: bytes) -> None:
+        super().__init__("The Content-MD5 you specified did not match what we received.")
+        self.expected = expected
+        self.calculated = calculated
+
+
 class InvalidArgument(ObjectStoreError):
     """A malformed argument (empty key, part number out of range, ...)."""
 
@@ -357,11 +366,16 @@ class ObjectStore:
 
     # -- objects ---------------------------------------------------------------------
     def put_object(self, bucket: str, key: str, data: bytes | BinaryIO,
-                   content_type: str | None = None, metadata: dict | None = None) -> str:
-        """Store ``data`` (bytes or a readable binary stream) under ``key``; returns the etag."""
+                   content_type: str | None = None, metadata: dict | None = None,
+                   content_md5: bytes | None = None) -> str:
+        """Store ``data`` (bytes or a readable binary stream) under ``key``; returns the etag.
+
+        With ``content_md5`` (the 16-byte digest), content with another MD5
+        raises ``BadDigest`` and nothing is stored.
+        """
         name = self._name(key)
         self._bucket_dir(bucket)
-        tmp, digest, _ = self._spool(data)
+        tmp, digest, _ = self._spool(data, content_md5)
         return self._commit(bucket, key, name, tmp, digest.hexdigest(), content_type, metadata)
 
     def upload_file(self, bucket: str, key: str, path: str | Path,
@@ -485,12 +499,13 @@ class ObjectStore:
         return MultipartUpload(upload_id, record["bucket"], record["key"], _from_iso(record["initiated"]),
                                record["content_type"] or "binary/octet-stream", record["metadata"])
 
-    def upload_part(self, upload_id: str, part_number: int, data: bytes | BinaryIO) -> str:
+    def upload_part(self, upload_id: str, part_number: int, data: bytes | BinaryIO,
+                    content_md5: bytes | None = None) -> str:
         """Store one part (1..10000; a re-upload replaces it); returns its etag."""
         if not isinstance(part_number, int) or not 1 <= part_number <= MAX_PART_NUMBER:
             raise InvalidArgument("Part number must be an integer between 1 and 10000, inclusive")
         self._upload_dir(upload_id)
-        tmp, digest, size = self._spool(data)
+        tmp, digest, size = self._spool(data, content_md5)
         with self._lock:
             try:
                 directory = self._upload_dir(upload_id)
@@ -647,7 +662,7 @@ class ObjectStore:
     def _tmp_path(self) -> Path:
         return self._tmp / secrets.token_hex(16)
 
-    def _spool(self, data) -> tuple[Path, "hashlib._Hash", int]:
+    def _spool(self, data, content_md5: bytes | None = None) -> tuple[Path, "hashlib._Hash", int]:
         """Write ``data`` to a temporary file; returns (path, md5, size)."""
         tmp = self._tmp_path()
         digest, size = hashlib.md5(), 0
@@ -660,6 +675,9 @@ class ObjectStore:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
+        if content_md5 is not None and digest.digest() != content_md5:
+            tmp.unlink(missing_ok=True)
+            raise BadDigest(content_md5, digest.digest())
         return tmp, digest, size
 
     def _commit(self, bucket: str, key: str, name: str, tmp: Path, etag: str,

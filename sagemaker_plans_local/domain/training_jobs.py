@@ -436,6 +436,7 @@ class TrainingJobs:
         job.block = None
 
     def _pool_ended(self, pool: WarmPool, at: datetime) -> None:
+        self.local_runs.release_pool(pool.pool_id)
         plan = pool.holder.plan
         if plan is not None and pool.holder.ended_at is not None:
             self._queue.release_pool(plan, pool_key(pool), at)

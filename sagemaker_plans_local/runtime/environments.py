@@ -96,8 +96,9 @@ class VirtualEnvironments:
                         str(venv)], check=True, capture_output=True)
         site_packages = next((venv / "lib").glob("python*/site-packages"))
         dirs = self.site_dirs()
+        # One line starting with "import" is executed by site.py; no comprehension (scoping).
         (site_packages / PTH_NAME).write_text(
-            "import site; [site.addsitedir(d) for d in %s]\n" % json.dumps(dirs))
+            "import site; " + "; ".join("site.addsitedir(%s)" % json.dumps(d) for d in dirs) + "\n")
         (venv / BASE_MARKER).write_text(self.python)
 
 

@@ -123,7 +123,7 @@ class LocalExecutor:
 class InstanceOutcome:
     exit_code: int = SETUP_EXIT_CODE
     failure_reason: str | None = None
-    tree: InstanceTree | None = None  # set once the tree exists (outputs can be packed)
+    tree: InstanceTree | None = None  # set once the inputs are in place (outputs are packed)
     checkpoints: tuple[str, Path, Snapshot] | None = None
 
 
@@ -239,7 +239,6 @@ class LocalRun:
         try:
             tree = InstanceTree(base / host.name)
             tree.reset()
-            outcome.tree = tree
             contract = InstanceContract(facts, host, self.hosts, tree)
             contract.write_config_files()
             fetch_source(store, contract.submit_directory, tree.code)
@@ -252,6 +251,7 @@ class LocalRun:
                                            download_checkpoints(store, uri, checkpoint_dir))
                 else:
                     checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            outcome.tree = tree  # inputs in place: from here on, outputs are uploaded
             env = contract.environment(os.environ)
             python = self.executor.python
             requirements = tree.code / REQUIREMENTS

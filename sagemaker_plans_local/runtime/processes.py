@@ -16,6 +16,8 @@ from typing import IO, Callable, Mapping, Sequence
 
 #: Bytes of output tail kept per process for failure reasons.
 TAIL_LIMIT = 1024
+#: Longest log event: CloudWatch's 256 KiB less its 26 bytes of per-event overhead.
+MAX_LINE_BYTES = 256 * 1024 - 26
 #: How long the output readers may lag behind the process's exit.
 READER_JOIN_SECONDS = 2.0
 
@@ -70,7 +72,7 @@ class ManagedProcess:
 
     def _pump(self, pipe: IO[bytes], is_stderr: bool) -> None:
         with pipe:
-            for raw in iter(pipe.readline, b""):
+            for raw in iter(lambda: pipe.readline(MAX_LINE_BYTES), b""):
                 line = raw.decode("utf-8", "replace").rstrip("\r\n")
                 with self._tail_lock:
                     self.output_tail.add(line)

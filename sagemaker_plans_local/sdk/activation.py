@@ -35,6 +35,15 @@ def _patch_waits(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
     stack.callback(restore)
 
 
+def _silence_telemetry(stack: contextlib.ExitStack) -> None:
+    """The SDK's telemetry would reach the network; while active it sends nothing."""
+    from sagemaker.telemetry import telemetry_logging
+
+    original = telemetry_logging._requests_helper
+    telemetry_logging._requests_helper = lambda url, timeout: None
+    stack.callback(setattr, telemetry_logging, "_requests_helper", original)
+
+
 @contextlib.contextmanager
 def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
     """Within the block, every boto3 client and ``sagemaker.Session()`` is answered by ``backend``."""
@@ -42,6 +51,7 @@ def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(backend.activate())
         _patch_waits(stack, backend)
+        _silence_telemetry(stack)
         yield backend
 
 

@@ -16,6 +16,20 @@ from .default_backend import default_backend
 FLAG = "SAGEMAKER_PLANS_LOCAL"
 
 
+def without_telemetry(config: dict | None) -> dict:
+    """The SDK config with telemetry opted out: a local session never reaches the network."""
+    config = dict(config or {})
+    config.setdefault("SchemaVersion", "1.0")
+    sagemaker_section = dict(config.get("SageMaker") or {})
+    sdk = dict(sagemaker_section.get("PythonSDK") or {})
+    modules = dict(sdk.get("Modules") or {})
+    modules["TelemetryOptOut"] = True
+    sdk["Modules"] = modules
+    sagemaker_section["PythonSDK"] = sdk
+    config["SageMaker"] = sagemaker_section
+    return config
+
+
 def local_by_default() -> bool:
     return os.environ.get(FLAG, "1").strip() != "0"
 
@@ -35,6 +49,8 @@ class Session(sagemaker.session.Session):
         if self.backend is not None and "boto_session" not in kwargs:
             kwargs["boto_session"] = self.backend.boto_session()
         super().__init__(**kwargs)
+        if self.backend is not None:
+            self.sagemaker_config = without_telemetry(self.sagemaker_config)
 
     # -- waits without the SDK's sleeps (local mode) ------------------------------
     def wait_for_job(self, job, poll=5):

@@ -22,8 +22,6 @@ from botocore.parsers import JSONParser
 from .response_decoder import decoder_for
 from .timestamps import parse_wire_timestamp
 
-EMULATED_SERVICES = ("sagemaker",)
-
 Answer = Callable[[str, str, bytes], "tuple[int, dict]"]
 
 

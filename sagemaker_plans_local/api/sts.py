@@ -1,0 +1,30 @@
+"""STS: who the caller is (the backend's account, as an IAM user)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .aws_services import QueryService, operation
+
+#: The IAM user every caller is (documented in docs/backend.md).
+USER_NAME = "sagemaker-plans-local"
+#: IAM user ids start with AIDA; this one is fixed.
+USER_ID = "AIDASAGEMAKERPLANSLOCAL"
+
+
+class StsApi(QueryService):
+    """GetCallerIdentity answers ``arn:aws:iam::<account>:user/sagemaker-plans-local``."""
+
+    service_name = "sts"
+
+    def __init__(self, account_id: str, on_request: Callable[[], None] | None = None) -> None:
+        super().__init__(on_request)
+        self.account_id = account_id
+
+    @property
+    def caller_arn(self) -> str:
+        return f"arn:aws:iam::{self.account_id}:user/{USER_NAME}"
+
+    @operation("GetCallerIdentity")
+    def get_caller_identity(self, region: str, params: dict) -> dict:
+        return {"UserId": USER_ID, "Account": self.account_id, "Arn": self.caller_arn}
