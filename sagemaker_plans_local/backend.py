@@ -60,10 +60,10 @@ class LocalBackend:
         emulation.region_setup.append(self._equip_region)
         self._sagemaker = SageMakerApi(emulation)
         self._services = {
-            "s3": S3Api(emulation.objects, account_id),
+            "s3": S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
             "sts": StsApi(account_id),
             "iam": IamApi(account_id, emulation.clock),
-            "logs": LogsApi(emulation.log_store, account_id),
+            "logs": LogsApi(emulation.log_store, account_id, on_request=emulation.clock.catch_up),
         }
         self._boto_session: boto3.session.Session | None = None
 
@@ -174,6 +174,13 @@ class LocalBackend:
             clock.advance(max(due - now, timedelta(0)))
             return job, True
         return job, False
+
+    def advance_to_next_change(self) -> None:
+        """Move the clock to the next scheduled state change (if any) and apply it."""
+        with self._emulation.lock:
+            due = self.clock.next_due()
+            if due is not None:
+                self.clock.advance(max(due - self.clock.now(), timedelta(0)))
 
     def run_until_idle(self, limit: timedelta = timedelta(days=60)) -> None:
         """Advance the clock until nothing more is scheduled (at most ``limit``)."""

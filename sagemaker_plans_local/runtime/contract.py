@@ -258,12 +258,25 @@ class JobFacts:
 class InstanceContract:
     """The config files, environment and command line of one instance of a script-mode job."""
 
+    @staticmethod
+    def _warm_pool_cache(job: JobFacts, host: Host, hosts: list[Host]) -> Path | None:
+        """The chain's cache; each instance of a multi-instance pool has its own part of it,
+        as each SageMaker instance has its own cache volume."""
+        if job.cache_dir is None:
+            return None
+        if len(hosts) == 1:
+            return Path(job.cache_dir)
+        own = Path(job.cache_dir) / host.name
+        own.mkdir(parents=True, exist_ok=True)
+        return own
+
     def __init__(self, job: JobFacts, host: Host, hosts: list[Host], tree: InstanceTree) -> None:
         self.job = job
         self.host = host
         self.hosts = hosts
         self.tree = tree
-        cache = job.cache_dir if job.cache_dir is not None else tree.own_warm_pool_cache
+        self.warm_pool_cache = self._warm_pool_cache(job, host, hosts)
+        cache = self.warm_pool_cache if self.warm_pool_cache is not None else tree.own_warm_pool_cache
         self.mapper = PathMapper(tree.opt_ml, Path(cache))
         spec = job.spec
         self.raw_hyperparameters = {k: self.mapper.text(str(v))
@@ -442,8 +455,8 @@ class InstanceContract:
                                           or job.region),
             "AWS_REGION": job.region,
         })
-        if job.cache_dir is not None:
-            env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] = str(job.cache_dir)
+        if self.warm_pool_cache is not None:
+            env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] = str(self.warm_pool_cache)
         if job.capacity_block_expiration is not None:
             env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] = str(
                 int(job.capacity_block_expiration.timestamp()))

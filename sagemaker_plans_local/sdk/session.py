@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime
 from typing import Any, Sequence
 
@@ -88,6 +89,20 @@ class Session(sagemaker.session.Session):
 
     def describe_training_plan(self, training_plan_name: str) -> dict:
         return self.sagemaker_client.describe_training_plan(TrainingPlanName=training_plan_name)
+
+    def wait_for_training_plan(self, training_plan_name: str, poll: float = 30) -> dict:
+        """Wait until the plan's payment is settled (no longer ``Pending``); its description.
+
+        Locally the backend's clock is fast-forwarded to the settlement; on AWS this polls.
+        """
+        while True:
+            plan = self.describe_training_plan(training_plan_name)
+            if plan["Status"] != "Pending":
+                return plan
+            if self.backend is not None:
+                self.backend.advance_to_next_change()
+            else:
+                time.sleep(poll)
 
     def search_training_plan_extensions(self, training_plan_arn: str, duration_hours: int) -> list[dict]:
         """Extension offerings for a plan (SearchTrainingPlanOfferings with TrainingPlanArn)."""

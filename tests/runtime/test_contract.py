@@ -136,8 +136,9 @@ def test_environment_of_a_second_host(tmp_path):
     training_env = json.loads(env["SM_TRAINING_ENV"])
     assert training_env["is_master"] is False and training_env["master_hostname"] == "algo-1"
     assert training_env["distribution_hosts"] == ["algo-1", "algo-2"]
-    assert env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] == str(tmp_path / "cache")
-    assert env["PIP_CACHE_DIR"] == str(tmp_path / "cache" / "pip")
+    # Each instance of a multi-instance pool has its own cache (its own volume on AWS).
+    assert env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] == str(tmp_path / "cache" / "algo-2")
+    assert env["PIP_CACHE_DIR"] == str(tmp_path / "cache" / "algo-2" / "pip")
     assert env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] == str(int(expires.timestamp()))
     assert env["PYTHONUNBUFFERED"] == "0"  # the user's Environment wins over our defaults...
     assert env["PYTHONPATH"] == f"{c.tree.code}:/lib"
