@@ -17,6 +17,8 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(PY) examples/warm_pools.py
 	$(PY) examples/training_plan.py
+	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/seed_warm_pool_estimator.py
+	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/training_plan_estimator.py
 
 test: $(STAMP)
 	$(PY) -m pytest -q

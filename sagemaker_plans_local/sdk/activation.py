@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from typing import Callable, Iterator
 
+import boto3
 import sagemaker.session
 
 from ..backend import LocalBackend
@@ -44,6 +46,25 @@ def _silence_telemetry(stack: contextlib.ExitStack) -> None:
     stack.callback(setattr, telemetry_logging, "_requests_helper", original)
 
 
+def _default_region(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
+    """Sessions created without a configured region get the backend's (as clients do)."""
+    if boto3.session.Session().region_name is None:
+        stack.enter_context(_environment("AWS_DEFAULT_REGION", backend.region))
+
+
+@contextlib.contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
+
+
 @contextlib.contextmanager
 def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
     """Within the block, every boto3 client and ``sagemaker.Session()`` is answered by ``backend``."""
@@ -52,6 +73,7 @@ def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
         stack.enter_context(backend.activate())
         _patch_waits(stack, backend)
         _silence_telemetry(stack)
+        _default_region(stack, backend)
         yield backend
 
 
