@@ -35,6 +35,7 @@ if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: 
 import boto3  # noqa: E402
 import botocore  # noqa: E402
 
+from bench_fit import run_fit  # noqa: E402
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
@@ -382,6 +383,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 2 (CreateTrainingJob latency with many warm pools)")
     parser.add_argument("--skip-search", action="store_true",
                         help="skip section 3 (SearchTrainingPlanOfferings vs describe_training_job)")
+    parser.add_argument("--skip-fit", action="store_true",
+                        help="skip section 4 (SDK fit() against the script by hand and moto; cold vs warm start)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -395,6 +398,9 @@ def main(argv: list[str] | None = None) -> int:
         run_pool_latency(config)
     if not args.skip_search:
         run_search(calls=200 if args.quick else 2_000, repeats=2 if args.quick else 5)
+    if not args.skip_fit:
+        run_fit(fits=2 if args.quick else 6, splits=1 if args.quick else 3, moto_waits=0 if args.quick else 3,
+                moto_submits=2 if args.quick else 5, pairs=1 if args.quick else 3, what_ifs=1 if args.quick else 3)
     if args.profile:
         run_profile(config, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")

@@ -47,12 +47,6 @@ class Clock(Protocol):
     def now(self) -> datetime: ...
 
 
-class _WallClock:
-    @staticmethod
-    def now() -> datetime:
-        return datetime.now(timezone.utc)
-
-
 # -- errors -----------------------------------------------------------------------------
 
 
@@ -169,8 +163,8 @@ class _Group:
 class LogStore:
     """Log groups of one account and region, with their streams and events."""
 
-    def __init__(self, clock: Clock | None = None) -> None:
-        self._clock = clock or _WallClock()
+    def __init__(self, clock: Clock) -> None:
+        self._clock = clock
         self._lock = threading.Lock()
         self._groups: dict[str, _Group] = {}
 

@@ -6,7 +6,6 @@ import subprocess
 import sys
 import tarfile
 import textwrap
-from pathlib import Path
 
 import pytest
 import sagemaker

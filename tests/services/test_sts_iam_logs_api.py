@@ -240,7 +240,7 @@ def test_store_orders_by_timestamp_and_caps_a_page_at_1_mb():
 
 
 def test_store_reader_sees_every_line_of_a_writer_thread():
-    store = LogStore()
+    store = LogStore(VirtualClock(None))
     store.create_log_group("g")
     lines = 2000
     stamp = datetime(2026, 1, 1, tzinfo=timezone.utc)

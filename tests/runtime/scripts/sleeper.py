@@ -1,5 +1,4 @@
 """Prints 'ready' then sleeps; --ignore-term ignores SIGTERM; --save writes the model on SIGTERM."""
-import os
 import signal
 import sys
 import time
