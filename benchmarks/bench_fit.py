@@ -351,19 +351,21 @@ def report_warm(results: dict) -> None:
     cold, warm = statistics.median(results["cold"]), statistics.median(results["warm"])
     rows = [stats_row("cold: new pool, venv + pip install of the wheel", results["cold"]),
             stats_row("warm: pool reused, venv kept, pip skipped", results["warm"])]
+    what_if_cold = [cold for cold, _ in results["what-if"]]
+    what_if_warm = [warm for _, warm in results["what-if"]]
     if results["what-if"]:
-        rows.append(stats_row("  what-if, SDK config validation skipped: cold", [c for c, _ in results["what-if"]]))
-        rows.append(stats_row("  what-if, SDK config validation skipped: warm", [w for _, w in results["what-if"]]))
+        rows.append(stats_row("  what-if, SDK config validation skipped: cold", what_if_cold))
+        rows.append(stats_row("  what-if, SDK config validation skipped: warm", what_if_warm))
     print(table(["fit(wait=True, logs=False) (seconds)", "runs", "best", "median", "max"], rows))
     cold_name, first, warm_name, second = results["checks"][-1]
     print(f"   warm pool reused, every pair: {cold_name} WarmPoolStatus {first['Status']} "
           f"(ReusedByJob {first['ReusedByJob']}); {warm_name} WarmPoolStatus {second.get('Status')} once "
-          "Completed; logs: pip installed the wheel on the cold start only, the script imported it both times")
+          "Completed; logs: pip installed the wheel on the cold start only, the script imported it "
+          "both times")
     print(f"   warm/cold (medians): {ratio(warm / cold)}  {verdict(warm <= WARM_VS_COLD * cold)} "
           f"(target <= {WARM_VS_COLD:g}x); cold - warm = {seconds(cold - warm)} s (virtualenv + pip)")
     if results["what-if"]:
-        cold_w = statistics.median([c for c, _ in results["what-if"]])
-        warm_w = statistics.median([w for _, w in results["what-if"]])
+        cold_w, warm_w = statistics.median(what_if_cold), statistics.median(what_if_warm)
         print(f"   what-if without the SDK's config validation: warm/cold {ratio(warm_w / cold_w)} "
               f"{verdict(warm_w <= WARM_VS_COLD * cold_w)} (diagnostic only)")
 
@@ -374,10 +376,12 @@ def run_fit(fits: int, splits: int, moto_waits: int, moto_submits: int, pairs: i
     print("\n4. SDK fit() through sagemaker_plans_local (sagemaker.estimator.Estimator, script mode, "
           "instance_count=1; wall time of the fit() call only, estimator and session built before the timer)")
     if importlib.util.find_spec("sagemaker") is None:
-        print("   (the SageMaker Python SDK is not installed: section skipped; pip install 'sagemaker>=2.257,<3')")
+        print("   (the SageMaker Python SDK is not installed: section skipped; "
+              "pip install 'sagemaker>=2.257,<3')")
         return
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    quiet = {name: logging.getLogger(name) for name in ("sagemaker", "sagemaker.config", "botocore.credentials")}
+    quiet = {name: logging.getLogger(name)
+             for name in ("sagemaker", "sagemaker.config", "botocore.credentials")}
     levels = {name: logger.level for name, logger in quiet.items()}
     for logger in quiet.values():
         logger.setLevel(logging.WARNING)  # "Creating training-job ...", "Not applying SDK defaults ...", ...
@@ -390,8 +394,8 @@ def run_fit(fits: int, splits: int, moto_waits: int, moto_submits: int, pairs: i
             session.boto_session.client("s3").create_bucket(Bucket=BUCKET)
             trivial = run_trivial(session, backend, work, fits, splits, what_ifs)
             moto = run_moto(work, moto_waits, moto_submits)
-            print(f"\n4a. A trivial script (writes SM_MODEL_DIR/model.txt, prints a line): ours vs running it "
-                  f"by hand vs moto")
+            print("\n4a. A trivial script (writes SM_MODEL_DIR/model.txt, prints a line): "
+                  "ours vs running it by hand vs moto")
             report_trivial(trivial, moto)
             warm = run_warm(session, work, pairs, what_ifs)
             print("\n4b. Cold vs warm start, requirements.txt installing a local wheel, "

@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-search", action="store_true",
                         help="skip section 3 (SearchTrainingPlanOfferings vs describe_training_job)")
     parser.add_argument("--skip-fit", action="store_true",
-                        help="skip section 4 (SDK fit() against the script by hand and moto; cold vs warm start)")
+                        help="skip section 4 (SDK fit() vs the script by hand and moto; cold vs warm start)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -399,8 +399,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_search:
         run_search(calls=200 if args.quick else 2_000, repeats=2 if args.quick else 5)
     if not args.skip_fit:
-        run_fit(fits=2 if args.quick else 6, splits=1 if args.quick else 3, moto_waits=0 if args.quick else 3,
-                moto_submits=2 if args.quick else 5, pairs=1 if args.quick else 3, what_ifs=1 if args.quick else 3)
+        run_fit(fits=2 if args.quick else 6, splits=1 if args.quick else 3,
+                moto_waits=0 if args.quick else 3, moto_submits=2 if args.quick else 5,
+                pairs=1 if args.quick else 3, what_ifs=1 if args.quick else 3)
     if args.profile:
         run_profile(config, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
