@@ -23,7 +23,7 @@ from botocore.model import Shape
 
 from ..domain.clusters import Cluster, InstanceGroup, Node
 from ..domain.emulation import Region
-from .pagination import page
+from .pagination import list_query, page
 from .service_model import service_model
 
 _model = service_model()
@@ -136,13 +136,6 @@ def delete_cluster(region: Region, params: dict) -> dict:
     return {"ClusterArn": region.clusters.delete(params["ClusterName"]).arn}
 
 
-def _query(params: dict, descending: bool, **extra: str) -> dict:
-    query = {name: str(value) for name, value in params.items() if name not in ("NextToken", "MaxResults")}
-    query["SortOrder"] = "Descending" if descending else "Ascending"
-    query.update(extra)
-    return query
-
-
 _CLUSTER_SORT_KEYS = {
     "CREATION_TIME": lambda cluster: cluster.created_at.timestamp(),
     "NAME": lambda cluster: cluster.name,
@@ -166,7 +159,7 @@ def list_clusters(region: Region, params: dict) -> dict:
     descending = params.get("SortOrder", "Ascending") == "Descending"
     clusters = sorted((c for c in region.clusters.all() if _cluster_matches(c, params)),
                       key=lambda c: (key(c), c.sequence), reverse=descending)
-    chunk, token = page(clusters, params, _query(params, descending),
+    chunk, token = page(clusters, params, list_query(params, descending),
                         lambda c: [key(c), c.sequence])
     return {"ClusterSummaries": [summary(c) for c in chunk], "NextToken": token}
 
@@ -193,7 +186,7 @@ def list_cluster_nodes(region: Region, params: dict) -> dict:
     descending = params.get("SortOrder", "Ascending") == "Descending"
     nodes = sorted((n for n in cluster.nodes() if _node_matches(n, params)),
                    key=lambda n: (key(n), n.sequence), reverse=descending)
-    query = _query(params, descending, ClusterName=cluster.arn)
+    query = list_query(params, descending, ClusterName=cluster.arn)
     chunk, token = page(nodes, params, query, lambda n: [key(n), n.sequence])
     return {"ClusterNodeSummaries": [node_summary(n) for n in chunk], "NextToken": token}
 

@@ -62,13 +62,7 @@ class LogsApi(JsonService):
 
     @operation("DescribeLogStreams")
     def describe_log_streams(self, region: str, params: dict) -> dict:
-        group = params.get("logGroupName")
-        if group is None:
-            identifier = params.get("logGroupIdentifier")
-            if identifier is None:
-                raise ServiceError("InvalidParameterException",
-                                   "Either logGroupName or logGroupIdentifier must be specified.")
-            group = identifier.split(":log-group:", 1)[-1].removesuffix(":*")
+        group = _group_name(params)
         order_by = params.get("orderBy", "LogStreamName")
         prefix = params.get("logStreamNamePrefix")
         if order_by == "LastEventTime" and prefix is not None:
@@ -94,13 +88,7 @@ class LogsApi(JsonService):
 
     @operation("GetLogEvents")
     def get_log_events(self, region: str, params: dict) -> dict:
-        group = params.get("logGroupName")
-        if group is None:
-            identifier = params.get("logGroupIdentifier")
-            if identifier is None:
-                raise ServiceError("InvalidParameterException",
-                                   "Either logGroupName or logGroupIdentifier must be specified.")
-            group = identifier.split(":log-group:", 1)[-1].removesuffix(":*")
+        group = _group_name(params)
         events, forward, backward = self._store_for(region).events(
             group, params["logStreamName"], start_time=params.get("startTime"), end_time=params.get("endTime"),
             start_from_head=params.get("startFromHead", False), limit=params.get("limit"),
@@ -127,3 +115,15 @@ def _offset(token: str | None) -> int:
     if not isinstance(offset, int) or offset < 0:
         raise ServiceError("InvalidParameterException", "The specified nextToken is invalid.")
     return offset
+
+
+def _group_name(params: dict) -> str:
+    """The log group a request names, by ``logGroupName`` or ``logGroupIdentifier``."""
+    group = params.get("logGroupName")
+    if group is not None:
+        return group
+    identifier = params.get("logGroupIdentifier")
+    if identifier is None:
+        raise ServiceError("InvalidParameterException",
+                           "Either logGroupName or logGroupIdentifier must be specified.")
+    return identifier.split(":log-group:", 1)[-1].removesuffix(":*")

@@ -35,6 +35,14 @@ def decode(token: str, query_fingerprint: str) -> Any:
     return position
 
 
+def list_query(params: dict, descending: bool, **extra: str) -> dict:
+    """What a List request's NextToken is bound to: its filters and its sort."""
+    query = {name: str(value) for name, value in params.items() if name not in ("NextToken", "MaxResults")}
+    query["SortOrder"] = "Descending" if descending else "Ascending"
+    query.update(extra)
+    return query
+
+
 def page(items: list, params: dict, query: Any, position_of, default_max: int = 10) -> tuple[list, str | None]:
     """Cut a sorted list into the page ``params`` asks for; returns (items, NextToken).
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..domain.emulation import Region
 from ..domain.training_jobs import TrainingJob
-from .pagination import page
+from .pagination import list_query, page
 from .service_model import service_model
 
 _model = service_model()
@@ -145,10 +145,7 @@ def list_training_jobs(region: Region, params: dict) -> dict:
     key = _SORT_KEYS[sort_by]
     jobs = sorted((job for job in region.training_jobs.all() if _matches(job, params)),
                   key=lambda job: (key(job), job.sequence), reverse=descending)
-    query = {name: str(value) for name, value in params.items()
-             if name not in ("NextToken", "MaxResults")}
-    query["SortOrder"] = "Descending" if descending else "Ascending"
-    chunk, token = page(jobs, params, query, lambda job: [key(job), job.sequence])
+    chunk, token = page(jobs, params, list_query(params, descending), lambda job: [key(job), job.sequence])
     return {"TrainingJobSummaries": [summary(job) for job in chunk], "NextToken": token}
 
 

@@ -8,7 +8,7 @@ from ..domain.emulation import Region
 from ..domain.offerings import ExtensionOffering, PlanOffering
 from ..domain.training_plans import ReservedCapacity, TrainingPlan, hours_and_minutes
 from .errors import constraint_violations, validation_error
-from .pagination import page
+from .pagination import list_query, page
 
 #: Members SearchTrainingPlanOfferings needs for a plan search (the model marks none required).
 SEARCH_REQUIRED = ("InstanceType", "InstanceCount", "DurationHours", "TargetResources")
@@ -166,9 +166,7 @@ def list_training_plans(region: Region, params: dict) -> dict:
     key = _SORT_KEYS[params.get("SortBy", "StartTime")]
     descending = params.get("SortOrder", "Ascending") == "Descending"
     plans.sort(key=lambda plan: (key(plan), plan.name), reverse=descending)
-    query = {name: str(value) for name, value in params.items() if name not in ("NextToken", "MaxResults")}
-    query["SortOrder"] = "Descending" if descending else "Ascending"
-    chunk, token = page(plans, params, query, lambda plan: [key(plan), plan.name])
+    chunk, token = page(plans, params, list_query(params, descending), lambda plan: [key(plan), plan.name])
     return {"TrainingPlanSummaries": [plan_summary(plan) for plan in chunk], "NextToken": token}
 
 
