@@ -293,8 +293,8 @@ def report_trivial(ours: dict, moto: dict | None) -> None:
     if ours["what-if"]:
         what_if = statistics.median(ours["what-if"])
         print(f"   what-if without the SDK's config validation: median {seconds(what_if)} s "
-              f"{verdict(what_if <= limit)} (diagnostic only; the validation runs because a local Session's "
-              "SDK config is not empty)")
+              f"{verdict(what_if <= limit)} (diagnostic only: the SDK validates its config schema on "
+              "every call when a session's SDK config is not empty; a local Session keeps it empty)")
     if moto is None:
         print("   (moto is not installed: the moto rows are skipped; pip install 'moto[sagemaker]')")
     elif moto["wait"]:

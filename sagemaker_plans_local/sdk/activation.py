@@ -11,7 +11,7 @@ import boto3
 import sagemaker.session
 
 from ..backend import LocalBackend
-from . import local_waits
+from . import local_waits, telemetry
 from .default_backend import default_backend
 
 _lock = threading.Lock()
@@ -35,15 +35,6 @@ def _patch_waits(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
         cls.wait_for_job, cls.logs_for_job = original_wait, original_logs
 
     stack.callback(restore)
-
-
-def _silence_telemetry(stack: contextlib.ExitStack) -> None:
-    """The SDK's telemetry would reach the network; while active it sends nothing."""
-    from sagemaker.telemetry import telemetry_logging
-
-    original = telemetry_logging._requests_helper
-    telemetry_logging._requests_helper = lambda url, timeout: None
-    stack.callback(setattr, telemetry_logging, "_requests_helper", original)
 
 
 def _default_region(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
@@ -72,7 +63,7 @@ def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
     with contextlib.ExitStack() as stack:
         stack.enter_context(backend.activate())
         _patch_waits(stack, backend)
-        _silence_telemetry(stack)
+        stack.enter_context(telemetry.silenced())
         _default_region(stack, backend)
         yield backend
 

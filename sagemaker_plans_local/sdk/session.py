@@ -10,25 +10,11 @@ from typing import Any, Sequence
 import sagemaker.session
 
 from ..backend import LocalBackend
-from . import local_waits
+from . import local_waits, telemetry
 from .default_backend import default_backend
 
 #: ``0`` sends sessions to AWS; anything else (or unset) keeps them local.
 FLAG = "SAGEMAKER_PLANS_LOCAL"
-
-
-def without_telemetry(config: dict | None) -> dict:
-    """The SDK config with telemetry opted out: a local session never reaches the network."""
-    config = dict(config or {})
-    config.setdefault("SchemaVersion", "1.0")
-    sagemaker_section = dict(config.get("SageMaker") or {})
-    sdk = dict(sagemaker_section.get("PythonSDK") or {})
-    modules = dict(sdk.get("Modules") or {})
-    modules["TelemetryOptOut"] = True
-    sdk["Modules"] = modules
-    sagemaker_section["PythonSDK"] = sdk
-    config["SageMaker"] = sagemaker_section
-    return config
 
 
 def local_by_default() -> bool:
@@ -49,9 +35,9 @@ class Session(sagemaker.session.Session):
         self.backend = (backend or default_backend()) if self.local else None
         if self.backend is not None and "boto_session" not in kwargs:
             kwargs["boto_session"] = self.backend.boto_session()
-        super().__init__(**kwargs)
         if self.backend is not None:
-            self.sagemaker_config = without_telemetry(self.sagemaker_config)
+            telemetry.install()  # a local session never reaches the network
+        super().__init__(**kwargs)
 
     # -- waits without the SDK's sleeps (local mode) ------------------------------
     def wait_for_job(self, job, poll=5):
