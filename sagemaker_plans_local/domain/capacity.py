@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from datetime import datetime, timezone
+from typing import Callable, Hashable, TypeVar
 
 import attrs
 
@@ -76,6 +77,10 @@ class _Steps:
         return lowest
 
 
+_MEMO_LIMIT = 1024
+T = TypeVar("T")
+
+
 class CapacityInventory:
     """Instances free for reservation: per (instance_type, availability_zone) a step function of time."""
 
@@ -84,6 +89,8 @@ class CapacityInventory:
         self._steps: dict[Key, _Steps] = {}
         self._zones: dict[str, list[str]] = {}
         self._searches = 0
+        self._memo: dict = {}
+        self._memo_version = 0
 
     # -- changes -------------------------------------------------------------
     def add(self, instance_type: str, instance_count: int, availability_zone: str,
@@ -168,6 +175,21 @@ class CapacityInventory:
                 if counts[k]:
                     pieces.append(CapacityBlock(instance_type, az, times[k], times[k + 1], counts[k]))
         return pieces
+
+    def remembered(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered under ``key`` until the inventory next changes.
+
+        For pure functions of the inventory (a search's candidate blocks): a
+        repeated search costs a lookup until capacity is added, sold or returned.
+        """
+        if self._memo_version != self.version:
+            self._memo.clear()
+            self._memo_version = self.version
+        if key not in self._memo:
+            if len(self._memo) >= _MEMO_LIMIT:
+                self._memo.clear()
+            self._memo[key] = compute()
+        return self._memo[key]
 
     def next_search_number(self) -> int:
         """A new number for each offering search, so ids from two searches never collide."""

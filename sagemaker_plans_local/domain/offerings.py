@@ -168,9 +168,13 @@ def search_offerings(inventory: CapacityInventory, prices: PriceList, *, now: da
         last_end = min(last_end, grid.index_at_or_before(end_before))
     if last_start < 0 or last_end < 1:
         return []
-    runs = _runs(inventory, grid, instance_type, instance_count, last_end)
-    picks = (_contiguous(runs, days, last_start)
-             or _split(runs, days, last_start, last_end, same_zone=target == "hyperpod-cluster"))
+    def find() -> list:
+        runs = _runs(inventory, grid, instance_type, instance_count, last_end)
+        return (_contiguous(runs, days, last_start)
+                or _split(runs, days, last_start, last_end, same_zone=target == "hyperpod-cluster"))
+
+    picks = inventory.remembered(
+        ("offerings", instance_type, instance_count, days, target, grid.origin, last_start, last_end), find)
     if not picks:
         return []
     number = inventory.next_search_number()
