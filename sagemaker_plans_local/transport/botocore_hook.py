@@ -13,7 +13,8 @@ is serialized only if someone reads it.
 from __future__ import annotations
 
 import json
-import uuid
+import itertools
+import os
 from typing import Any, Callable
 
 from botocore.awsrequest import AWSResponse
@@ -23,6 +24,15 @@ from .response_decoder import decoder_for
 from .timestamps import parse_wire_timestamp
 
 Answer = Callable[[str, str, bytes], "tuple[int, dict]"]
+
+
+_REQUEST_IDS = itertools.count(1)
+_PROCESS_PART = f"{os.getpid() & 0xFFFF:04x}"
+
+
+def request_id() -> str:
+    """A request id in AWS's UUID layout: unique within the process, cheap, sortable."""
+    return f"00000000-{_PROCESS_PART}-4000-8000-{next(_REQUEST_IDS):012x}"
 
 
 class _Body:
@@ -60,14 +70,14 @@ class BotocoreHook:
             return None
         region = context.get("client_region") or "us-east-1"
         status, document = self._answer(region, model.name, params.get("body") or b"")
-        request_id = str(uuid.uuid4())
-        headers = {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.1"}
+        rid = request_id()
+        headers = {"x-amzn-requestid": rid, "content-type": "application/x-amz-json-1.1"}
         http = AWSResponse(params.get("url", ""), status, headers, _Body(document))
         uid = model.service_model.metadata.get("uid", self.service_name)
         decode = decoder_for(model.output_shape, uid) if model.output_shape is not None else None
         if status < 300 and (decode is not None or model.output_shape is None):
             parsed = decode(document) if decode is not None else {}
-            parsed["ResponseMetadata"] = {"RequestId": request_id}
+            parsed["ResponseMetadata"] = {"RequestId": rid}
         else:
             parsed = self._parser.parse(
                 {"status_code": status, "headers": headers, "body": http.content,
@@ -75,6 +85,6 @@ class BotocoreHook:
                 model.output_shape)
         metadata = parsed["ResponseMetadata"]
         metadata["HTTPStatusCode"] = status
-        metadata["HTTPHeaders"] = dict(headers)
+        metadata["HTTPHeaders"] = headers
         metadata["RetryAttempts"] = 0  # as botocore's endpoint reports a first-try answer
         return http, parsed
