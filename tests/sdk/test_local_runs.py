@@ -1,7 +1,6 @@
 """Real processes on a manual clock: advance waits for them; stop and MaxRuntime end them."""
 
 import textwrap
-import time
 
 import pytest
 
@@ -33,9 +32,7 @@ def start(session, source, name, seconds, **extra):
 
 def test_advance_waits_for_the_process_and_places_its_end(sagemaker_backend, sagemaker_session, sleeper):
     start(sagemaker_session, sleeper, "slow", 0.5)
-    began = time.monotonic()
-    sagemaker_backend.clock.advance(3600)
-    assert time.monotonic() - began >= 0.4  # the clock waited for the real process
+    sagemaker_backend.clock.advance(3600)  # returns once the real process has ended
     described = sagemaker_session.describe_training_job("slow")
     assert described["TrainingJobStatus"] == "Completed"
     ran = (described["TrainingEndTime"] - described["TrainingStartTime"]).total_seconds()
@@ -53,7 +50,6 @@ def test_advance_shorter_than_the_run_leaves_it_running(sagemaker_backend, sagem
 
 def test_max_runtime_stops_a_running_script(sagemaker_backend, sagemaker_session, sleeper):
     start(sagemaker_session, sleeper, "capped", 60, max_run=1)
-    began = time.monotonic()
     job = sagemaker_backend.wait_for_training_job("capped")
-    assert time.monotonic() - began < 30
     assert (job.status, job.secondary_status) == ("Stopped", "MaxRuntimeExceeded")
+    assert job.training_seconds < 60  # the 60 s sleep was cut short
