@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import threading
 import shutil
 import tempfile
 from datetime import datetime, timedelta
@@ -65,7 +67,6 @@ class LocalBackend:
             "iam": IamApi(account_id, emulation.clock),
             "logs": LogsApi(emulation.log_store, account_id, on_request=emulation.clock.catch_up),
         }
-        self._boto_session: boto3.session.Session | None = None
 
     # -- public surface ------------------------------------------------------
     @property
@@ -84,10 +85,9 @@ class LocalBackend:
     def client(self, service_name: str = "sagemaker", **kwargs):
         """A real boto3 client answered by this backend (no credentials needed)."""
         self._check_emulated(service_name)
-        if self._boto_session is None:
-            self._boto_session = boto3.session.Session(**_FAKE_CREDENTIALS)
         kwargs.setdefault("region_name", self.region)
-        client = self._boto_session.client(service_name, **kwargs)
+        with _CLIENT_LOCK:  # a boto3 session is not safe for concurrent client creation
+            client = _client_session().client(service_name, **kwargs)
         self._attach(client)
         return client
 
@@ -227,6 +227,18 @@ class LocalBackend:
         hook = self._hooks(enabled).get(client.meta.service_model.service_name)
         if hook is not None:
             hook.attach(client)
+
+
+_CLIENT_LOCK = threading.Lock()
+
+
+@functools.lru_cache(maxsize=None)
+def _client_session() -> boto3.session.Session:
+    """One fake-credential session for every backend's clients (hooks go on each client).
+
+    Sharing it keeps botocore's loaded models: a client then costs milliseconds.
+    """
+    return boto3.session.Session(**_FAKE_CREDENTIALS)
 
 
 def _service_id(service_name: str) -> str:
