@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import threading
 import shutil
 import tempfile
+import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterator
 
 import boto3
-from botocore.awsrequest import AWSResponse
 
 from .api.dispatcher import SageMakerApi
 from .api.iam import IamApi
@@ -29,7 +28,9 @@ from .domain.training_jobs import TrainingJob
 from .domain.training_plans import PlanScript
 from .transport.activation import Activation, activated
 from .runtime import LocalExecutor
+from .transport import in_job
 from .transport.botocore_hook import BotocoreHook
+from .transport.refusal import refuse_other_services
 from .transport.service_hook import ServiceHook
 
 #: The services a LocalBackend answers (botocore names).
@@ -101,7 +102,7 @@ class LocalBackend:
         botocore_session = session._session
         for service_name, hook in self._hooks().items():
             hook.attach_to_session(botocore_session, _service_id(service_name))
-        botocore_session.register("before-call", _refuse_other_services,
+        botocore_session.register("before-call", refuse_other_services,
                                   unique_id="sagemaker-plans-local-refuse")
         return session
 
@@ -221,7 +222,9 @@ class LocalBackend:
         """Give a region's training jobs the local runtime for their entry points."""
         region.training_jobs.local_runs.executor = LocalExecutor(
             self.root / "runtime" / region.name, self._emulation.objects,
-            self._emulation.log_store(region.name), self.clock)
+            self._emulation.log_store(region.name), self.clock,
+            job_environment=in_job.job_environment(str(self._emulation.objects.root), self.account_id),
+            job_python_path=[in_job.BOOTSTRAP_DIR])
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
         hook = self._hooks(enabled).get(client.meta.service_model.service_name)
@@ -243,13 +246,3 @@ def _client_session() -> boto3.session.Session:
 
 def _service_id(service_name: str) -> str:
     return service_model(service_name).service_id.hyphenize()
-
-
-def _refuse_other_services(model, params, context, **_):
-    """Answer a service the backend does not emulate with NotImplemented, never reaching AWS."""
-    message = (f"sagemaker-plans-local does not emulate {model.service_model.service_name} "
-               f"({model.name}); see docs/backend.md for the services it answers.")
-    headers = {"x-amzn-requestid": "sagemaker-plans-local"}
-    http = AWSResponse(params.get("url", ""), 501, headers, None)
-    return http, {"Error": {"Code": "NotImplemented", "Message": message},
-                  "ResponseMetadata": {"HTTPStatusCode": 501, "HTTPHeaders": headers}}

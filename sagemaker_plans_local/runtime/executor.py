@@ -20,7 +20,7 @@ import threading
 import time
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
@@ -50,13 +50,18 @@ class LocalExecutor:
 
     def __init__(self, root: Path, object_store: Any, log_store: Any, clock: Any,
                  python: str = sys.executable, *,
-                 stop_grace_seconds: float = STOP_GRACE_SECONDS) -> None:
+                 stop_grace_seconds: float = STOP_GRACE_SECONDS,
+                 job_environment: Mapping[str, str] | None = None,
+                 job_python_path: Sequence[str] = ()) -> None:
         self.root = Path(root)
         self.object_store = object_store
         self.log_store = log_store
         self.clock = clock  # runs are timed in real seconds from their virtual start
         self.python = python
         self.stop_grace_seconds = stop_grace_seconds
+        #: Added to every script's environment, and to its PYTHONPATH after the code directory.
+        self.job_environment = dict(job_environment or {})
+        self.job_python_path = list(job_python_path)
         self.environments = VirtualEnvironments(python)
         self._lock = threading.Lock()
         self._by_key: dict[str, LocalRun] = {}
@@ -77,6 +82,15 @@ class LocalExecutor:
             self._by_key[key] = run
         run.begin()
         return run
+
+    def script_environment(self, contract) -> dict[str, str]:
+        """The contract's environment plus what this executor adds for every script."""
+        env = contract.environment(os.environ)
+        env.update(self.job_environment)
+        if self.job_python_path:
+            code, *rest = env["PYTHONPATH"].split(os.pathsep)
+            env["PYTHONPATH"] = os.pathsep.join([code, *self.job_python_path, *rest])
+        return env
 
     # -- instances ---------------------------------------------------------------------
     def release(self, pool_id: str) -> None:
@@ -252,7 +266,7 @@ class LocalRun:
                 else:
                     checkpoint_dir.mkdir(parents=True, exist_ok=True)
             outcome.tree = tree  # inputs in place: from here on, outputs are uploaded
-            env = contract.environment(os.environ)
+            env = self.executor.script_environment(contract)
             python = self.executor.python
             requirements = tree.code / REQUIREMENTS
             if requirements.is_file():

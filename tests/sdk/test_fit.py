@@ -148,3 +148,29 @@ def test_cli_runs_an_unmodified_script(tmp_path):
                             capture_output=True, text=True, env=env, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "jobs: [] args: ['--x', '1']" in result.stdout
+
+
+AWS_FROM_THE_SCRIPT = textwrap.dedent("""
+    import os, boto3
+    s3 = boto3.client("s3")
+    rows = s3.get_object(Bucket="fit-bucket", Key="train/a.csv")["Body"].read()
+    s3.put_object(Bucket="fit-bucket", Key="from-the-script/rows.txt", Body=rows)
+    print("caller", boto3.client("sts").get_caller_identity()["Account"])
+    try:
+        boto3.client("sagemaker").list_training_jobs()
+    except Exception as error:
+        print("sagemaker from the job:", error.response["Error"]["Code"])
+""")
+
+
+def test_the_scripts_own_boto3_calls_stay_local(sagemaker_session, tmp_path, data, capsys):
+    source = tmp_path / "aws-src"
+    source.mkdir()
+    (source / "train.py").write_text(AWS_FROM_THE_SCRIPT)
+    estimator(sagemaker_session, source, hyperparameters={}).fit(job_name="aws-inside", logs="All")
+    printed = capsys.readouterr().out
+    assert "caller 123456789012" in printed
+    assert "sagemaker from the job: NotImplemented" in printed
+    s3 = sagemaker_session.boto_session.client("s3")
+    body = s3.get_object(Bucket="fit-bucket", Key="from-the-script/rows.txt")["Body"].read()
+    assert body == b"1,2\n"
