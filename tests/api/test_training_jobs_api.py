@@ -174,3 +174,11 @@ def test_wall_clock_backend_moves_by_itself(tmp_path):
         backend.clock.advance(1)
         assert sm.describe_training_job(TrainingJobName="w")["TrainingJobStatus"] == "Completed"
         assert abs(backend.clock.now() - datetime.now(timezone.utc) - timedelta(seconds=1)) < timedelta(seconds=5)
+
+
+def test_run_until_idle_applies_everything_scheduled(backend, sm):
+    sm.create_training_job(**create_request("idle", keep_alive=600))
+    backend.run_until_idle()
+    status = sm.describe_training_job(TrainingJobName="idle")["WarmPoolStatus"]
+    assert status == {"Status": "Terminated", "ResourceRetainedBillableTimeInSeconds": 600}
+    assert backend.clock.next_due() is None
