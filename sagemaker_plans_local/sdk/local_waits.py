@@ -29,16 +29,28 @@ def logs_for_job(session, backend: LocalBackend, job_name: str, wait: bool = Fal
         session.boto_session, description, job="Training")
     last = description
     done = not wait or description["TrainingJobStatus"] in ("Completed", "Failed", "Stopped")
-    while True:
+
+    def flush() -> None:
         sdk_session._flush_log_streams(stream_names, instance_count, logs, log_group, job_name,
                                        positions, dot, color_wrap)
+
+    while True:
+        flush()
         if done:
             break
         backend.step_training_job(job_name, region=region, max_wait=LOG_FLUSH_SECONDS)
         description = client.describe_training_job(TrainingJobName=job_name)
         if sdk_session.secondary_training_status_changed(description, last):
-            print()
-            print(sdk_session.secondary_training_status_message(description, last), end="")
+            # As on AWS, the script's output comes after "Training" and before what follows it.
+            training = _through_training(description, last)
+            if training is not None:
+                print()
+                print(sdk_session.secondary_training_status_message(training, last), end="")
+                last = training
+            flush()
+            if sdk_session.secondary_training_status_changed(description, last):
+                print()
+                print(sdk_session.secondary_training_status_message(description, last), end="")
             last = description
         if description["TrainingJobStatus"] in ("Completed", "Failed", "Stopped"):
             print()
@@ -54,3 +66,13 @@ def logs_for_job(session, backend: LocalBackend, job_name: str, wait: bool = Fal
         if billable is not None:
             print("Billable seconds:", billable * instance_count)
     return description
+
+
+def _through_training(description: dict, last: dict) -> dict | None:
+    """``description`` cut after a newly reached Training transition, if there is one."""
+    transitions = description.get("SecondaryStatusTransitions") or []
+    seen = len(last.get("SecondaryStatusTransitions") or [])
+    for index in range(seen, len(transitions)):
+        if transitions[index]["Status"] == "Training":
+            return {**description, "SecondaryStatusTransitions": transitions[:index + 1]}
+    return None
