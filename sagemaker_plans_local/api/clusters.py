@@ -23,7 +23,7 @@ from botocore.model import Shape
 
 from ..domain.clusters import Cluster, InstanceGroup, Node
 from ..domain.emulation import Region
-from .pagination import list_query, page
+from .pagination import sorted_page, within
 from .service_model import service_model
 
 _model = service_model()
@@ -145,9 +145,7 @@ _CLUSTER_SORT_KEYS = {
 def _cluster_matches(cluster: Cluster, params: dict) -> bool:
     if "NameContains" in params and params["NameContains"] not in cluster.name:
         return False
-    if "CreationTimeAfter" in params and not cluster.created_at > params["CreationTimeAfter"]:
-        return False
-    if "CreationTimeBefore" in params and not cluster.created_at < params["CreationTimeBefore"]:
+    if not within(cluster.created_at, params, "CreationTime"):
         return False
     if "TrainingPlanArn" in params and params["TrainingPlanArn"] not in cluster.training_plan_arns:
         return False
@@ -155,12 +153,8 @@ def _cluster_matches(cluster: Cluster, params: dict) -> bool:
 
 
 def list_clusters(region: Region, params: dict) -> dict:
-    key = _CLUSTER_SORT_KEYS[params.get("SortBy", "CREATION_TIME")]
-    descending = params.get("SortOrder", "Ascending") == "Descending"
-    clusters = sorted((c for c in region.clusters.all() if _cluster_matches(c, params)),
-                      key=lambda c: (key(c), c.sequence), reverse=descending)
-    chunk, token = page(clusters, params, list_query(params, descending),
-                        lambda c: [key(c), c.sequence])
+    clusters = (c for c in region.clusters.all() if _cluster_matches(c, params))
+    chunk, token = sorted_page(clusters, params, _CLUSTER_SORT_KEYS, "CREATION_TIME", lambda c: c.sequence)
     return {"ClusterSummaries": [summary(c) for c in chunk], "NextToken": token}
 
 
@@ -173,21 +167,14 @@ _NODE_SORT_KEYS = {
 def _node_matches(node: Node, params: dict) -> bool:
     if "InstanceGroupNameContains" in params and params["InstanceGroupNameContains"] not in node.group_name:
         return False
-    if "CreationTimeAfter" in params and not node.launch_time > params["CreationTimeAfter"]:
-        return False
-    if "CreationTimeBefore" in params and not node.launch_time < params["CreationTimeBefore"]:
-        return False
-    return True
+    return within(node.launch_time, params, "CreationTime")
 
 
 def list_cluster_nodes(region: Region, params: dict) -> dict:
     cluster = region.clusters.get(params["ClusterName"])
-    key = _NODE_SORT_KEYS[params.get("SortBy", "CREATION_TIME")]
-    descending = params.get("SortOrder", "Ascending") == "Descending"
-    nodes = sorted((n for n in cluster.nodes() if _node_matches(n, params)),
-                   key=lambda n: (key(n), n.sequence), reverse=descending)
-    query = list_query(params, descending, ClusterName=cluster.arn)
-    chunk, token = page(nodes, params, query, lambda n: [key(n), n.sequence])
+    nodes = (n for n in cluster.nodes() if _node_matches(n, params))
+    chunk, token = sorted_page(nodes, params, _NODE_SORT_KEYS, "CREATION_TIME", lambda n: n.sequence,
+                               ClusterName=cluster.arn)
     return {"ClusterNodeSummaries": [node_summary(n) for n in chunk], "NextToken": token}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from typing import Any
+from typing import Any, Callable, Iterable, Mapping
 
 from .errors import validation_error
 
@@ -35,7 +35,7 @@ def decode(token: str, query_fingerprint: str) -> Any:
     return position
 
 
-def list_query(params: dict, descending: bool, **extra: str) -> dict:
+def _list_query(params: dict, descending: bool, **extra: str) -> dict:
     """What a List request's NextToken is bound to: its filters and its sort."""
     query = {name: str(value) for name, value in params.items() if name not in ("NextToken", "MaxResults")}
     query["SortOrder"] = "Descending" if descending else "Ascending"
@@ -70,3 +70,22 @@ def page(items: list, params: dict, query: Any, position_of, default_max: int = 
 def _after(position: Any, anchor: Any, query: Any) -> bool:
     descending = isinstance(query, dict) and query.get("SortOrder") == "Descending"
     return position < anchor if descending else position > anchor
+
+
+def sorted_page(items: Iterable, params: dict, sort_keys: Mapping[str, Callable], default_sort: str,
+                tiebreak: Callable, **bound_to: str) -> tuple[list, str | None]:
+    """Sort ``items`` as a List request's SortBy/SortOrder ask (ties by ``tiebreak``), then cut its page."""
+    key = sort_keys[params.get("SortBy", default_sort)]
+    descending = params.get("SortOrder", "Ascending") == "Descending"
+
+    def position(item: Any) -> list:
+        return [key(item), tiebreak(item)]
+
+    ordered = sorted(items, key=position, reverse=descending)
+    return page(ordered, params, _list_query(params, descending, **bound_to), position)
+
+
+def within(moment: Any, params: dict, name: str) -> bool:
+    """The strict ``<name>After`` / ``<name>Before`` filters of a List request."""
+    after, before = params.get(f"{name}After"), params.get(f"{name}Before")
+    return (after is None or moment > after) and (before is None or moment < before)

@@ -6,7 +6,7 @@ from typing import Any
 
 from ..domain.emulation import Region
 from ..domain.training_jobs import TrainingJob
-from .pagination import list_query, page
+from .pagination import sorted_page, within
 from .service_model import service_model
 
 _model = service_model()
@@ -122,13 +122,8 @@ def _matches(job: TrainingJob, params: dict) -> bool:
         return False
     if "StatusEquals" in params and job.status != params["StatusEquals"]:
         return False
-    if "CreationTimeAfter" in params and not job.created_at > params["CreationTimeAfter"]:
-        return False
-    if "CreationTimeBefore" in params and not job.created_at < params["CreationTimeBefore"]:
-        return False
-    if "LastModifiedTimeAfter" in params and not job.last_modified > params["LastModifiedTimeAfter"]:
-        return False
-    if "LastModifiedTimeBefore" in params and not job.last_modified < params["LastModifiedTimeBefore"]:
+    if not (within(job.created_at, params, "CreationTime")
+            and within(job.last_modified, params, "LastModifiedTime")):
         return False
     if "WarmPoolStatusEquals" in params and (
             job.warm_pool is None or job.warm_pool.status != params["WarmPoolStatusEquals"]):
@@ -140,12 +135,8 @@ def _matches(job: TrainingJob, params: dict) -> bool:
 
 
 def list_training_jobs(region: Region, params: dict) -> dict:
-    sort_by = params.get("SortBy", "CreationTime")
-    descending = params.get("SortOrder", "Ascending") == "Descending"
-    key = _SORT_KEYS[sort_by]
-    jobs = sorted((job for job in region.training_jobs.all() if _matches(job, params)),
-                  key=lambda job: (key(job), job.sequence), reverse=descending)
-    chunk, token = page(jobs, params, list_query(params, descending), lambda job: [key(job), job.sequence])
+    jobs = (job for job in region.training_jobs.all() if _matches(job, params))
+    chunk, token = sorted_page(jobs, params, _SORT_KEYS, "CreationTime", lambda job: job.sequence)
     return {"TrainingJobSummaries": [summary(job) for job in chunk], "NextToken": token}
 
 

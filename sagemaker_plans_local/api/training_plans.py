@@ -8,7 +8,7 @@ from ..domain.emulation import Region
 from ..domain.offerings import ExtensionOffering, PlanOffering
 from ..domain.training_plans import ReservedCapacity, TrainingPlan, hours_and_minutes
 from .errors import constraint_violations, validation_error
-from .pagination import list_query, page
+from .pagination import page, sorted_page, within
 
 #: Members SearchTrainingPlanOfferings needs for a plan search (the model marks none required).
 SEARCH_REQUIRED = ("InstanceType", "InstanceCount", "DurationHours", "TargetResources")
@@ -158,15 +158,9 @@ _SORT_KEYS = {
 
 def list_training_plans(region: Region, params: dict) -> dict:
     statuses = {f["Value"] for f in params.get("Filters", []) if f["Name"] == "Status"}
-    after, before = params.get("StartTimeAfter"), params.get("StartTimeBefore")
-    plans = [plan for plan in region.training_plans.all()
-             if (not statuses or plan.status in statuses)
-             and (after is None or plan.start > after)
-             and (before is None or plan.start < before)]
-    key = _SORT_KEYS[params.get("SortBy", "StartTime")]
-    descending = params.get("SortOrder", "Ascending") == "Descending"
-    plans.sort(key=lambda plan: (key(plan), plan.name), reverse=descending)
-    chunk, token = page(plans, params, list_query(params, descending), lambda plan: [key(plan), plan.name])
+    plans = (plan for plan in region.training_plans.all()
+             if (not statuses or plan.status in statuses) and within(plan.start, params, "StartTime"))
+    chunk, token = sorted_page(plans, params, _SORT_KEYS, "StartTime", lambda plan: plan.name)
     return {"TrainingPlanSummaries": [plan_summary(plan) for plan in chunk], "NextToken": token}
 
 
