@@ -12,9 +12,10 @@ import hashlib
 import json
 import threading
 from datetime import datetime, timezone
-from typing import Callable, Protocol
+from typing import Callable
 from urllib.parse import quote
 
+from ..domain.clock import Clock
 from .aws_services import QueryService, operation
 
 TRUST_POLICY = {
@@ -23,9 +24,6 @@ TRUST_POLICY = {
                    "Action": "sts:AssumeRole"}],
 }
 
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...
 
 
 class IamApi(QueryService):

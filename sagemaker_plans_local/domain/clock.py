@@ -7,9 +7,15 @@ import itertools
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Callable
+from typing import Callable, Protocol
 
 Action = Callable[[datetime], None]
+
+
+class Clock(Protocol):
+    """What a part that only reads the time needs of the backend's clock."""
+
+    def now(self) -> datetime: ...
 
 
 class Event:

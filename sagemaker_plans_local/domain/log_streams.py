@@ -26,10 +26,10 @@ import bisect
 import re
 import threading
 from datetime import datetime, timedelta, timezone
-from typing import Protocol
 
 import attrs
 
+from .clock import Clock
 from .errors import DomainError
 
 MAX_EVENTS = 10_000
@@ -42,9 +42,6 @@ _MIN = (-1, -1)
 _MAX = (10 ** _DIGITS - 2, 10 ** _DIGITS - 2)
 _TOKEN = re.compile(rf"([fb])/(\d{{{_DIGITS}}})(\d{{{_DIGITS}}})")
 
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...
 
 
 # -- errors -----------------------------------------------------------------------------

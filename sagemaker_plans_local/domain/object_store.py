@@ -39,10 +39,11 @@ import shutil
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import BinaryIO, Iterable, Iterator, Protocol
+from typing import BinaryIO, Iterable, Iterator
 
 import attrs
 
+from .clock import Clock
 from .errors import DomainError
 
 MAX_KEY_BYTES = 1024
@@ -57,9 +58,6 @@ _UPLOAD_ID = re.compile(r"[0-9a-f]{64}")
 _RESERVED_PREFIXES = ("xn--", "sthree-", "amzn-s3-demo-")
 _RESERVED_SUFFIXES = ("-s3alias", "--ol-s3", ".mrap", "--x-s3", "--table-s3")
 
-
-class Clock(Protocol):
-    def now(self) -> datetime: ...
 
 
 # -- errors (the API maps each to S3's code and HTTP status) -------------------------
