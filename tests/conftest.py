@@ -1,22 +1,20 @@
-from datetime import datetime, timezone
-
 import pytest
 
-from sagemaker_plans_local import LocalBackend
+from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+# The suite's own fixtures are the package's pytest plugin (entry point pytest11).
+START = FIXTURE_START
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 
 
 @pytest.fixture
-def backend(tmp_path):
-    with LocalBackend(start_time=START, root=tmp_path / "root") as backend:
-        yield backend
+def backend(sagemaker_backend):
+    return sagemaker_backend
 
 
 @pytest.fixture
-def sm(backend):
-    return backend.client()
+def sm(sagemaker_client):
+    return sagemaker_client
 
 
 def create_request(name, keep_alive=1800, **extra):
