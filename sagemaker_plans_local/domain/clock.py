@@ -21,15 +21,20 @@ class Clock(Protocol):
 class Event:
     """A state change due at ``at``; cancel it to drop it from the queue."""
 
-    __slots__ = ("at", "action", "cancelled")
+    __slots__ = ("at", "action", "cancelled", "_clock")
 
-    def __init__(self, at: datetime, action: Action) -> None:
+    def __init__(self, at: datetime, action: Action, clock: "VirtualClock | None" = None) -> None:
         self.at = at
         self.action = action
         self.cancelled = False
+        self._clock = clock  # set while the event is queued
 
     def cancel(self) -> None:
-        self.cancelled = True
+        clock = self._clock
+        if clock is None:  # fired, or never queued
+            self.cancelled = True
+        else:
+            clock._cancel(self)
 
 
 def _wall_now() -> datetime:
@@ -52,6 +57,7 @@ class VirtualClock:
         self._now = start.astimezone(timezone.utc) if start is not None else None
         self._offset = timedelta(0)
         self._queue: list[tuple[datetime, int, Event]] = []
+        self._cancelled = 0  # cancelled events still in the queue
         self._sequence = itertools.count()
         self._lock = lock or threading.RLock()
         self._waiters: list[Callable[[datetime], None]] = []
@@ -68,9 +74,14 @@ class VirtualClock:
 
     def schedule(self, at: datetime, action: Action) -> Event:
         """Queue ``action`` to run when the clock reaches ``at``."""
-        event = Event(at, action)
-        heapq.heappush(self._queue, (at, next(self._sequence), event))
+        event = Event(at, action, self)
+        with self._lock:
+            heapq.heappush(self._queue, (at, next(self._sequence), event))
         return event
+
+    def queued(self) -> int:
+        """Entries the queue holds: the live events and at most as many cancelled ones."""
+        return len(self._queue)
 
     def advance(self, delta: float | int | timedelta) -> datetime:
         """Move time forward and apply every state change that falls due."""
@@ -96,9 +107,12 @@ class VirtualClock:
 
     def next_due(self) -> datetime | None:
         """When the next live state change is due, if any."""
-        while self._queue and self._queue[0][2].cancelled:
-            heapq.heappop(self._queue)
-        return self._queue[0][0] if self._queue else None
+        with self._lock:
+            queue = self._queue
+            while queue and queue[0][2].cancelled:
+                heapq.heappop(queue)
+                self._cancelled -= 1
+            return queue[0][0] if queue else None
 
     def add_waiter(self, waiter: Callable[[datetime], None]) -> None:
         """On a manual clock, call ``waiter(moment)`` before time reaches ``moment``.
@@ -121,7 +135,24 @@ class VirtualClock:
                 return
             at, _, event = heapq.heappop(queue)
             if event.cancelled:
+                self._cancelled -= 1
                 continue
+            event._clock = None  # fired: a later cancel() changes nothing here
             if self._manual and at > self._now:
                 self._now = at
             event.action(at)
+
+    def _cancel(self, event: Event) -> None:
+        """Mark a queued event cancelled; compact once cancelled entries are over half the queue."""
+        with self._lock:
+            queued = not event.cancelled and event._clock is self  # not fired meanwhile
+            event.cancelled = True
+            event._clock = None
+            if not queued:
+                return
+            self._cancelled += 1
+            queue = self._queue
+            if self._cancelled * 2 > len(queue):
+                queue[:] = [entry for entry in queue if not entry[2].cancelled]  # in place: loops hold it
+                heapq.heapify(queue)
+                self._cancelled = 0

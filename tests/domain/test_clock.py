@@ -64,3 +64,47 @@ def test_wall_clock_follows_real_time_plus_advances():
     clock.advance(timedelta(days=2))
     assert clock.now() - before >= timedelta(days=2)
     assert clock.now().tzinfo is not None
+
+
+def test_rescheduling_50_000_times_keeps_a_handful_of_entries():
+    clock = VirtualClock(START)
+    fired = []
+    event = clock.schedule(START + timedelta(hours=1), fired.append)
+    for i in range(50_000):
+        event.cancel()
+        event = clock.schedule(START + timedelta(hours=1, seconds=i), fired.append)
+    assert clock.queued() <= 3
+    clock.advance(timedelta(days=1))
+    assert fired == [START + timedelta(hours=1, seconds=49_999)] and clock.queued() == 0
+
+
+@given(st.lists(st.tuples(st.integers(min_value=0, max_value=100), st.booleans()), max_size=60),
+       st.integers(min_value=0, max_value=120))
+def test_compaction_keeps_exactly_the_live_events(plan, advance_by):
+    clock = VirtualClock(START)
+    fired, live = [], []
+    for offset, cancel in plan:
+        event = clock.schedule(START + timedelta(seconds=offset), lambda t, o=offset: fired.append(o))
+        if cancel:
+            event.cancel()
+            event.cancel()  # twice changes nothing
+        else:
+            live.append(offset)
+    assert clock.queued() <= 2 * len(live) + 1
+    clock.advance(advance_by)
+    assert fired == sorted(o for o in live if o <= advance_by)
+
+
+def test_cancelling_a_fired_event_or_from_inside_an_action_is_harmless():
+    clock = VirtualClock(START)
+    fired = []
+    later = [clock.schedule(START + timedelta(seconds=10 + i), fired.append) for i in range(5)]
+
+    def cancel_the_rest(at):
+        for event in later:
+            event.cancel()  # compacts the queue while advance iterates it
+        first.cancel()
+
+    first = clock.schedule(START + timedelta(seconds=1), cancel_the_rest)
+    clock.advance(60)
+    assert fired == [] and clock.queued() == 0 and clock.next_due() is None
