@@ -1,5 +1,6 @@
 """SageMaker HyperPod cluster operations: CreateCluster, DescribeCluster, ListClusters,
-UpdateCluster, DeleteCluster, ListClusterNodes (rules in ``domain/clusters.py``).
+UpdateCluster, DeleteCluster, ListClusterNodes, DescribeClusterNode (rules in
+``domain/clusters.py`` and ``domain/cluster_nodes.py``).
 
 DescribeCluster echoes the cluster settings and instance-group settings of the
 requests wherever the model's output shape has the same member (found from the
@@ -21,6 +22,7 @@ from typing import Any
 
 from botocore.model import Shape
 
+from ..domain.cluster_nodes import find_node
 from ..domain.clusters import Cluster, InstanceGroup, Node
 from ..domain.emulation import Region
 from .pagination import sorted_page, within
@@ -120,6 +122,39 @@ def node_summary(node: Node) -> dict:
     }
 
 
+#: Instance-group request members DescribeClusterNode reports for each node of the group.
+NODE_ECHOED = tuple(
+    name for name in _echoable(_model.shape_for("ClusterInstanceGroupSpecification"),
+                               _model.shape_for("ClusterNodeDetails"))
+    if name not in ("InstanceGroupName", "InstanceType"))
+
+
+def node_details(group: InstanceGroup, node: Node) -> dict:
+    """DescribeClusterNode's ClusterNodeDetails: the node, and its group's settings."""
+    details: dict[str, Any] = {name: group.spec[name] for name in NODE_ECHOED if name in group.spec}
+    details.update(
+        InstanceGroupName=node.group_name,
+        InstanceId=node.instance_id,
+        NodeLogicalId=node.logical_id,
+        InstanceStatus={"Status": node.status},
+        InstanceType=node.instance_type,
+        LaunchTime=node.launch_time,
+        PrivatePrimaryIp=node.private_ip,
+        PrivateDnsHostname=node.private_dns,
+    )
+    group_details = _group(group)
+    for name in ("CurrentImageId", "DesiredImageId", "KubernetesConfig"):
+        if name in group_details:
+            details[name] = group_details[name]
+    return details
+
+
+def describe_cluster_node(region: Region, params: dict) -> dict:
+    cluster = region.clusters.get(params["ClusterName"])
+    node = find_node(cluster.nodes(), cluster.name, params.get("NodeId"), params.get("NodeLogicalId"))
+    return {"NodeDetails": node_details(cluster.groups[node.group_name], node)}
+
+
 def create_cluster(region: Region, params: dict) -> dict:
     return {"ClusterArn": region.clusters.create(params).arn}
 
@@ -185,4 +220,5 @@ HANDLERS = {
     "UpdateCluster": update_cluster,
     "DeleteCluster": delete_cluster,
     "ListClusterNodes": list_cluster_nodes,
+    "DescribeClusterNode": describe_cluster_node,
 }

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..domain import errors as domain_errors
 from ..domain.emulation import Emulation, Region
-from . import clusters, training_jobs, training_plans
+from . import clusters, tags, training_jobs, training_plans
 from .errors import ApiError
 from .service_model import service_model
 from .validation import validate_request
@@ -18,8 +18,8 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[Region, dict], dict]
 
-HANDLERS: dict[str, Handler] = {**training_jobs.HANDLERS, **training_plans.HANDLERS,
-                                **clusters.HANDLERS}
+HANDLERS: dict[str, Handler] = tags.tagging({**training_jobs.HANDLERS, **training_plans.HANDLERS,
+                                             **clusters.HANDLERS})
 
 _ERROR_CODES: list[tuple[type, str]] = [
     (domain_errors.InvalidRequest, "ValidationException"),

@@ -27,7 +27,7 @@ Clusters
 - Chosen: ``InstanceGroups`` is required on CreateCluster (the model makes it
   optional), ``RestrictedInstanceGroups`` and per-group ``InstanceRequirements``
   are not supported (``ValidationException``), and every group needs an
-  ``InstanceType``. ``Tags`` are accepted and kept, not reported.
+  ``InstanceType``. ``Tags`` are listed by ListTags (``domain/tags.py``).
 - Chosen: ``NodeRecovery`` is reported as given, ``Automatic`` when not given.
 
 Instance groups
@@ -80,7 +80,7 @@ UpdateCluster
 - A rejected request changes nothing.
 
 ListClusterNodes
-- Node ids are ``i-`` + 17 hex digits (deterministic per backend); every node
+- Node ids and logical ids: see ``domain/cluster_nodes.py``; every node
   listed is ``Running``. Chosen: ``CreationTimeAfter``/``CreationTimeBefore``
   compare the node's ``LaunchTime`` (strictly), ``InstanceGroupNameContains`` is
   a case-sensitive substring, ``SortBy`` ``NAME`` sorts by instance group name
@@ -100,6 +100,7 @@ import attrs
 from ..store import Table
 from .arns import partition
 from .clock import Event, VirtualClock
+from .cluster_nodes import Node, new_node
 from .errors import Conflict, InUse, InvalidRequest, NotFound
 from .settings import Settings
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
@@ -114,19 +115,6 @@ DEFAULT_NODE_RECOVERY = "Automatic"
 _NOT_SETTINGS = ("ClusterName", "InstanceGroups", "InstanceGroupsToDelete", "Tags",
                  "RestrictedInstanceGroups")
 
-
-
-@attrs.define(eq=False)
-class Node:
-    """One instance of an instance group."""
-
-    instance_id: str
-    group_name: str
-    instance_type: str
-    launch_time: datetime
-    sequence: int
-    private_dns: str
-    status: str = "Running"
 
 
 @attrs.define(eq=False)
@@ -165,7 +153,6 @@ class Cluster:
     created_at: datetime
     sequence: int
     settings: dict
-    tags: list
     groups: dict[str, InstanceGroup] = attrs.Factory(dict)
     status: str = "Creating"
     last_modified: datetime | None = None
@@ -232,7 +219,7 @@ class Clusters:
         sequence = next(self._sequence)
         cluster = Cluster(name, self._arn(name, sequence), now, sequence,
                           settings={k: v for k, v in spec.items() if k not in _NOT_SETTINGS},
-                          tags=list(spec.get("Tags") or []), last_modified=now)
+                          last_modified=now)
         cluster.settings.setdefault("NodeRecovery", DEFAULT_NODE_RECOVERY)
         for group_spec, plan in planned:
             cluster.groups[group_spec["InstanceGroupName"]] = InstanceGroup(
@@ -424,11 +411,8 @@ class Clusters:
                 f"cluster/{digest[:12]}")
 
     def _new_node(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> Node:
-        sequence = next(self._node_sequence)
-        digest = hashlib.sha1(f"{cluster.arn}/{sequence}".encode()).hexdigest()
-        suffix = "ec2.internal" if self._region == "us-east-1" else f"{self._region}.compute.internal"
-        dns = f"ip-10-{1 + sequence // 65536 % 254}-{sequence // 256 % 256}-{sequence % 256}.{suffix}"
-        return Node(f"i-{digest[:17]}", group.name, group.instance_type, at, sequence, dns)
+        return new_node(cluster.arn, group.name, group.instance_type, self._region, at,
+                        next(self._node_sequence))
 
 
 _NO_REQUIREMENTS = ("InstanceRequirements is not supported by sagemaker-plans-local; "

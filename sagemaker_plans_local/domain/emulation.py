@@ -15,6 +15,7 @@ from .object_store import ObjectStore
 from .pricing import PriceList
 from .regional_capacity import RegionalCapacity
 from .settings import Settings
+from .tags import ResourceTags
 from .timeline import JobScript
 from .training_jobs import TrainingJobs
 from .training_plans import PlanScript, TrainingPlans
@@ -37,6 +38,7 @@ class Region:
             script_for=emulation.script_for, plans=self.training_plans, lock=emulation.lock)
         self.clusters = Clusters(emulation.clock, emulation.settings, name, emulation.account_id,
                                  self.training_plans)
+        self.tags = ResourceTags(self.training_jobs, self.training_plans, self.clusters)
 
 
 class Emulation:
