@@ -2,14 +2,15 @@
 
 import itertools
 import json
+from types import SimpleNamespace
 
 import pytest
 from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.api.tags import DEFAULT_MAX_RESULTS
-from sagemaker_plans_local.domain.tags import MAX_TAGS_PER_RESOURCE
+from sagemaker_plans_local.api.tags import DEFAULT_MAX_RESULTS, list_tags
+from sagemaker_plans_local.domain.tags import MAX_TAGS_PER_RESOURCE, Tag
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE, create_request
 from tests.plan_helpers import buy, own_inventory
@@ -237,3 +238,28 @@ def test_listed_tags_always_equal_the_model(backend, sm, initial, calls, max_res
             if operation == "AddTags":
                 assert [(tag["Key"], tag["Value"]) for tag in document["Tags"]] == list(model.items())
         assert _listed(backend, arn, max_results) == list(model.items())
+
+
+@settings(max_examples=25, deadline=None)
+@given(count=st.integers(0, 180), max_results=st.sampled_from([None, 50, 64]),
+       dropped=st.sets(st.integers(0, 179), max_size=30))
+def test_list_tags_pages_resume_after_the_last_tag_returned(count, max_results, dropped):
+    """More tags than one page (AWS-made ones could be): pages chain, and keys deleted
+    between pages neither repeat nor hide the tags after them."""
+    held = [Tag(f"k{i}", "v", i) for i in range(count)]
+    region = SimpleNamespace(tags=SimpleNamespace(list=lambda arn: list(held)))
+    params = {"ResourceArn": "arn:aws:sagemaker:us-east-1:123456789012:training-job/j"}
+    if max_results is not None:
+        params["MaxResults"] = max_results
+    seen, pages = [], 0
+    while True:
+        response = list_tags(region, params)
+        pages += 1
+        assert len(response["Tags"]) <= (max_results or DEFAULT_MAX_RESULTS)
+        seen += [tag["Key"] for tag in response["Tags"]]
+        if pages == 1:  # keys deleted after the first page
+            held[:] = [tag for tag in held if tag.sequence not in dropped or f"k{tag.sequence}" in seen]
+        if response["NextToken"] is None:
+            break
+        params["NextToken"] = response["NextToken"]
+    assert seen == [tag.key for tag in held]
