@@ -1,8 +1,13 @@
-"""Child processes of a run: their own process group, output line by line to a sink, stoppable.
+"""Child processes of a run: output line by line to a sink, stoppable, never outliving the run.
 
-A process is started in a new session (its own process group), so stopping
-it reaches everything it spawned. When the main process exits, whatever it
-left running in its group is killed, as when a container's main process ends.
+On Linux a process is started under :mod:`.supervisor`, a subreaper that
+holds every descendant (double forks and ``setsid`` included), kills them all
+when the main process exits, and kills them all if this process dies. Other
+systems start it in a new session (its own process group) and signal the
+group: that reaches what it spawned unless it left the group, and nothing
+outlives this process's death by design. Either way, when the main process
+exits, whatever it left running is killed, as when a container's main
+process ends.
 """
 
 from __future__ import annotations
@@ -10,9 +15,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 from collections import deque
 from typing import IO, Callable, Mapping, Sequence
+
+from . import supervisor
 
 #: Bytes of output tail kept per process for failure reasons.
 TAIL_LIMIT = 1024
@@ -22,6 +30,9 @@ MAX_LINE_BYTES = 256 * 1024 - 26
 READER_JOIN_SECONDS = 2.0
 
 LineSink = Callable[[str, bool], None]  # (line, from_stderr)
+
+#: Whether processes run under the supervisor (it needs Linux's prctl).
+SUPERVISED = sys.platform.startswith("linux")
 
 
 def exit_code(returncode: int) -> int:
@@ -56,8 +67,11 @@ class ManagedProcess:
         self.output_tail = Tail()
         self._sink = sink
         self._tail_lock = threading.Lock()
+        command = list(argv)
+        if SUPERVISED:
+            command = [sys.executable, "-I", "-S", supervisor.__file__, str(os.getpid()), *command]
         self._popen = subprocess.Popen(
-            list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
+            command, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
         self._readers = [
             threading.Thread(target=self._pump, args=(self._popen.stdout, False), daemon=True),
@@ -92,12 +106,20 @@ class ManagedProcess:
         return self._popen.poll() is None
 
     def terminate(self) -> None:
+        """SIGTERM to every process of the run."""
         if self.running():
-            self._signal_group(signal.SIGTERM)
+            self._signal(signal.SIGTERM)
 
     def kill(self) -> None:
+        """SIGKILL to every process of the run."""
         if self.running():
-            self._signal_group(signal.SIGKILL)
+            self._signal(supervisor.KILL_NOW if SUPERVISED else signal.SIGKILL)
+
+    def _signal(self, signum: int) -> None:
+        if SUPERVISED:  # the supervisor alone: it passes the signal on to each descendant
+            self._popen.send_signal(signum)
+        else:
+            self._signal_group(signum)
 
     def _signal_group(self, signum: int) -> None:
         try:

@@ -1,9 +1,19 @@
 """Real processes on a manual clock: advance waits for them; stop and MaxRuntime end them."""
 
+import io
+import signal
+import subprocess
+import sys
+import tarfile
 import textwrap
+from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
+from sagemaker_plans_local.pytest_plugin import FIXTURE_START
+from sagemaker_plans_local.runtime.processes import SUPERVISED
+from tests.runtime.test_orphans import SCRIPTS, alive, pids_file, read_pids, still_alive  # noqa: F401
 from tests.sdk.test_fit import estimator  # noqa: F401  (shared builder)
 
 SLEEPER = textwrap.dedent("""
@@ -30,13 +40,22 @@ def start(session, source, name, seconds, **extra):
     return job
 
 
+def model_files(session, name):
+    body = session.boto_session.client("s3").get_object(
+        Bucket="fit-bucket", Key=f"output/{name}/output/model.tar.gz")["Body"].read()
+    with tarfile.open(fileobj=io.BytesIO(body)) as archive:
+        return archive.getnames()
+
+
 def test_advance_waits_for_the_process_and_places_its_end(sagemaker_backend, sagemaker_session, sleeper):
     start(sagemaker_session, sleeper, "slow", 0.5)
     sagemaker_backend.clock.advance(3600)  # returns once the real process has ended
     described = sagemaker_session.describe_training_job("slow")
     assert described["TrainingJobStatus"] == "Completed"
-    ran = (described["TrainingEndTime"] - described["TrainingStartTime"]).total_seconds()
-    assert 0.4 <= ran < 10  # virtual run time = real run time, not the hour advanced
+    assert model_files(sagemaker_session, "slow") == ["done"]  # the script ran to its end
+    # the run's end is where the process ended, within the hour advanced, not at its end
+    assert described["TrainingStartTime"] + timedelta(seconds=0.5) <= described["TrainingEndTime"]
+    assert described["TrainingEndTime"] < sagemaker_backend.clock.now() == FIXTURE_START + timedelta(hours=1)
 
 
 def test_advance_shorter_than_the_run_leaves_it_running(sagemaker_backend, sagemaker_session, sleeper):
@@ -52,4 +71,32 @@ def test_max_runtime_stops_a_running_script(sagemaker_backend, sagemaker_session
     start(sagemaker_session, sleeper, "capped", 60, max_run=1)
     job = sagemaker_backend.wait_for_training_job("capped")
     assert (job.status, job.secondary_status) == ("Stopped", "MaxRuntimeExceeded")
-    assert job.training_seconds < 60  # the 60 s sleep was cut short
+    assert model_files(sagemaker_session, "capped") == []  # the sleep was cut short: no "done"
+
+
+FIT_PARENT = textwrap.dedent("""
+    import sys
+    from sagemaker_plans_local import Estimator, Session
+    session = Session()  # local: the process-wide default backend, on the wall clock
+    session.boto_session.client("s3").create_bucket(Bucket="fit-bucket")
+    Estimator(image_uri="my-image", role="SageMakerRole", instance_count=1, instance_type="ml.m5.large",
+              entry_point="escaper.py", source_dir=sys.argv[1], output_path="s3://fit-bucket/output",
+              hyperparameters={"pids": sys.argv[2], "stay": 600}, sagemaker_session=session).fit(logs=False)
+""")
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
+def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "escaper.py").write_bytes((SCRIPTS / "escaper.py").read_bytes())
+    parent = subprocess.Popen([sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        pids = read_pids(pids_file, 4, limit=120)  # sleepers, entry point, supervisor
+        assert all(alive(pid) for pid in pids)
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        _, stderr = parent.communicate()
+    assert parent.returncode == -signal.SIGKILL, stderr.decode()
+    assert still_alive(pids) == []

@@ -9,6 +9,7 @@ probe = {
     "argv": sys.argv[1:],
     "cwd": os.getcwd(),
     "executable": sys.executable,
+    "prefix": sys.prefix,
     "env": {k: v for k, v in os.environ.items()
             if k.startswith(("SM_", "SAGEMAKER_", "TRAINING_JOB", "PIP_", "MY_", "CURRENT_HOST",
                              "AWS_REGION", "PYTHONPATH", "VIRTUAL_ENV"))},
