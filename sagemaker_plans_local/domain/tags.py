@@ -14,8 +14,10 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
 import attrs
 
+from .clusters import Clusters
 from .errors import InvalidRequest
-from .training_plans import TrainingPlan
+from .training_jobs import TrainingJobs
+from .training_plans import TrainingPlan, TrainingPlans
 
 #: Tags a resource can have (AWS's per-resource limit).
 MAX_TAGS_PER_RESOURCE = 50
@@ -69,7 +71,8 @@ def _canonical(arn: str) -> str:
 class ResourceTags:
     """The tags of one region's resources, found by ARN."""
 
-    def __init__(self, training_jobs, training_plans, clusters) -> None:
+    def __init__(self, training_jobs: TrainingJobs, training_plans: TrainingPlans,
+                 clusters: Clusters) -> None:
         plans = training_plans.all
         self._kinds: dict[str, Callable[[], Iterable[_Resource]]] = {
             "training-job": training_jobs.all,
