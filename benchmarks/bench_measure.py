@@ -1,4 +1,7 @@
-"""Timing and reporting helpers: perf_counter batches, latency stats, plain-text tables."""
+"""Timing and reporting helpers: CPU-time batches, latency stats, plain-text tables.
+
+Verdicts rest on ``time.process_time`` (this process's CPU time): on a shared machine other
+processes stretch wall time, not CPU time, so a rerun does not flip a verdict."""
 
 from __future__ import annotations
 
@@ -9,11 +12,11 @@ from typing import Callable, Sequence
 
 
 def timed(run: Callable[[], None]) -> float:
-    """Seconds ``run()`` takes (a full collection first, GC left enabled while timing)."""
+    """CPU seconds ``run()`` takes (a full collection first, GC left enabled while timing)."""
     gc.collect()
-    start = time.perf_counter()
+    start = time.process_time()
     run()
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def percentile(sorted_values: Sequence[float], fraction: float) -> float:

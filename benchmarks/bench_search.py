@@ -1,4 +1,7 @@
-"""Section 3: SearchTrainingPlanOfferings on the default inventory, against describe_training_job."""
+"""Section 3: SearchTrainingPlanOfferings on the default inventory, against describe_training_job.
+
+Timed in CPU time (``time.process_time``), so other processes on the machine do not move the
+verdict; it covers both repeated searches and searches right after an inventory change."""
 
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ from bench_workload import START, job_request
 #: Far beyond any search window: capacity added there changes the inventory, not the answers.
 END_OF_TIME = START.replace(year=2030)
 
-#: Target: one search costs at most this many describe_training_job calls.
+#: Target: one search (repeated, or right after an inventory change) costs at most this many describes.
 SEARCH_VS_DESCRIBE = 3.0
 
 #: Typical searches: contiguous finds, a two-block-only find, nothing at all.
@@ -30,10 +33,10 @@ SEARCHES = {
 def _best_per_call(run, calls: int, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = time.process_time()
         for _ in range(calls):
             run()
-        best = min(best, (time.perf_counter() - started) / calls)
+        best = min(best, (time.process_time() - started) / calls)
     return best
 
 
@@ -43,9 +46,9 @@ def _after_a_change(backend, run, calls: int) -> float:
     for index in range(calls):
         start = START.replace(year=2027) + index * (END_OF_TIME - START.replace(year=2027)) / (calls + 1)
         backend.capacity.add("ml.p5.48xlarge", 1, "us-east-1f", start, start + (END_OF_TIME - start) / 1000)
-        began = time.perf_counter()
+        began = time.process_time()
         run()
-        times.append(time.perf_counter() - began)
+        times.append(time.process_time() - began)
     times.sort()
     return times[len(times) // 2]
 
@@ -54,7 +57,7 @@ def run_search(calls: int, repeats: int) -> None:
     from sagemaker_plans_local import LocalBackend
 
     print("\n3. SearchTrainingPlanOfferings on the default inventory vs describe_training_job "
-          f"(best of {repeats} x {calls} calls, same run)")
+          f"(CPU time, best of {repeats} x {calls} calls, same run)")
     with LocalBackend(start_time=START) as backend:
         sm = backend.client()
         sm.create_training_job(**job_request("search-bench-job"))
@@ -69,7 +72,7 @@ def run_search(calls: int, repeats: int) -> None:
                 found = len(search()["TrainingPlanOfferings"])
                 per_call = _best_per_call(search, calls, repeats)
                 fresh = _after_a_change(backend, search, max(20, calls // 20))
-                worst = max(worst, per_call / describe_time)
+                worst = max(worst, per_call / describe_time, fresh / describe_time)
                 rows.append([label, str(found), micros(per_call), ratio(per_call / describe_time),
                              micros(fresh), ratio(fresh / describe_time)])
         finally:
@@ -79,4 +82,5 @@ def run_search(calls: int, repeats: int) -> None:
     print("   (a search's candidate blocks are remembered until the inventory changes; "
           "'after a change' is a search right after capacity was added)")
     print(f"   describe_training_job: {micros(describe_time)} us/call; worst search "
-          f"{ratio(worst)} describe  {verdict(worst <= SEARCH_VS_DESCRIBE)} (target <= {SEARCH_VS_DESCRIBE:g}x)")
+          f"{ratio(worst)} describe, repeated or after a change  {verdict(worst <= SEARCH_VS_DESCRIBE)} "
+          f"(target <= {SEARCH_VS_DESCRIBE:g}x)")

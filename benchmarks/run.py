@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""sagemaker-plans-local benchmarks: throughput against moto and Stubber, warm-pool scaling.
+"""sagemaker-plans-local benchmarks: throughput against moto and Stubber, warm-pool scaling,
+offering searches, SDK fit(), List scaling.
 
 Usage::
 
-    python benchmarks/run.py              # full run (about a minute on 2 cores)
-    python benchmarks/run.py --quick      # reduced iterations, a few seconds (smoke test)
+    python benchmarks/run.py              # full run (a few minutes on 2 cores)
+    python benchmarks/run.py --quick      # reduced iterations (smoke test, rough figures)
     python benchmarks/run.py --profile    # also cProfile our describe_training_job path
 
 Targets are printed as PASS/MISS next to the figures; they are never asserted,
@@ -14,12 +15,10 @@ and the script exits 0 whatever the figures are.  See benchmarks/README.md.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import gc
 import importlib.util
 import os
 import platform
-import pstats
 import statistics
 import sys
 import time
@@ -36,6 +35,8 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 
 from bench_fit import run_fit  # noqa: E402
+from bench_lists import run_lists  # noqa: E402
+from bench_profile import run_profile  # noqa: E402
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
@@ -52,7 +53,7 @@ class Config:
     name: str
     seeds: int           # jobs behind describe/list (list pages MaxResults=10 over these)
     warmup_calls: int    # unmeasured calls per implementation and operation, then as many to size batches
-    batch_seconds: float # each measured batch is sized to take about this long
+    batch_seconds: float # each measured batch is sized to take about this much CPU time
     min_calls: int
     max_calls: int
     repeats: int         # measured batches per implementation and operation
@@ -112,7 +113,7 @@ def measure_throughput(implementations, config: Config) -> dict[tuple[str, str],
 def report_throughput(results, names: list[str], config: Config) -> None:
     best = {key: max(values) for key, values in results.items()}
     median = {key: statistics.median(values) for key, values in results.items()}
-    print(f"\n1. Throughput (calls/s; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
+    print(f"\n1. Throughput (calls per CPU second; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
           f"list = MaxResults={LIST_PAGE} over {config.seeds} jobs)")
     headers = ["operation", *names]
     others = [name for name in names if name != "ours"]
@@ -239,7 +240,7 @@ def run_pool_latency(config: Config) -> None:
         gc.collect()
         gc.disable()
         try:
-            clock = time.perf_counter
+            clock = time.process_time  # CPU time: other processes on the machine do not count
             for block in range(config.probes // config.block):
                 turn = block % len(configurations)
                 for label, _, client in configurations[turn:] + configurations[:turn]:
@@ -278,94 +279,6 @@ def run_pool_latency(config: Config) -> None:
             backend.close()
 
 
-# -- optional: where our time goes -----------------------------------------------
-
-#: (label, function, caller): cumulative time of ``function`` -- as called from
-#: ``caller`` when one is given -- per call.  Functions are (path suffix, name).
-STAGES = [
-    ("boto3 client call, total", ("botocore/client.py", "_api_call"), None),
-    ("  botocore: validate + serialize request", ("botocore/client.py", "_convert_to_request_dict"), None),
-    ("  ours: BotocoreHook.__call__", ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"), None),
-    ("    SageMakerApi._answer", ("sagemaker_plans_local/api/dispatcher.py", "_answer"), None),
-    ("      json.loads(request)", ("json/__init__.py", "loads"),
-     ("sagemaker_plans_local/api/dispatcher.py", "_answer")),
-    ("      decode_input", ("sagemaker_plans_local/api/wire.py", "decode_input"), None),
-    ("      validate_request", ("sagemaker_plans_local/api/validation.py", "validate_request"), None),
-    ("      clock.catch_up", ("sagemaker_plans_local/domain/clock.py", "catch_up"), None),
-    ("      handler (domain + response dict)", None, None),  # filled in per operation
-    ("      encode_output", ("sagemaker_plans_local/api/wire.py", "encode_output"), None),
-    ("    json.dumps(response)", ("json/__init__.py", "dumps"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
-    ("    uuid.uuid4 (request id)", ("uuid.py", "uuid4"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
-    ("    botocore parser.parse", ("botocore/parsers.py", "parse"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
-]
-
-
-def _find(stats: dict, function) -> list:
-    suffix, name = function
-    return [key for key in stats if key[2] == name and key[0].replace("\\", "/").endswith(suffix)]
-
-
-def _cumulative(stats: dict, function, caller) -> float | None:
-    total, found = 0.0, False
-    for key in _find(stats, function):
-        if caller is None:
-            total += stats[key][3]
-            found = True
-            continue
-        for caller_key in _find(stats, caller):
-            edge = stats[key][4].get(caller_key)
-            if edge is not None:
-                total += edge[3]
-                found = True
-    return total if found else None
-
-
-def run_profile(config: Config, op: str) -> None:
-    ours = Ours(config.seeds)
-    try:
-        ours.prepare(op, config.warmup_calls)()
-        run = ours.prepare(op, config.profile_calls)
-        profiler = cProfile.Profile()
-        profiler.enable()
-        run()
-        profiler.disable()
-    finally:
-        ours.close()
-    n = config.profile_calls
-    stats = pstats.Stats(profiler).stats
-    print(f"\n3. cProfile of our {op}, {n:,} calls (times per call in microseconds, "
-          "inflated by the profiler; read the proportions)")
-    total = _cumulative(stats, STAGES[0][1], None) or 1e-12
-    handler = ("sagemaker_plans_local/api/training_jobs.py", op)
-    rows = []
-    for label, function, caller in STAGES:
-        value = _cumulative(stats, function or handler, caller)
-        rows.append([label, "-" if value is None else micros(value / n),
-                     "-" if value is None else f"{100 * value / total:.0f}%"])
-    print(table(["stage", "us/call", "share"], rows, right=[False, True, True]))
-
-    def listing(keys, sort_index: int, limit: int) -> None:
-        ordered = sorted(keys, key=lambda key: stats[key][sort_index], reverse=True)[:limit]
-        rows = []
-        for key in ordered:
-            calls, _, tottime, cumtime, _ = stats[key]
-            path = key[0].replace("\\", "/")
-            where = path.split("sagemaker_plans_local/", 1)[-1] if "sagemaker_plans_local/" in path \
-                else "/".join(path.split("/")[-2:])
-            rows.append([f"{where}:{key[1]}({key[2]})", f"{calls / n:.1f}",
-                         micros(tottime / n), micros(cumtime / n)])
-        print(table(["function", "calls/op", "self us", "cum us"], rows))
-
-    ours_keys = [key for key in stats if "sagemaker_plans_local" in key[0].replace("\\", "/")]
-    print("\n   top functions inside sagemaker_plans_local by cumulative time:")
-    listing(ours_keys, 3, 20)
-    print("\n   top functions anywhere by self time:")
-    listing(list(stats), 2, 15)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -385,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 3 (SearchTrainingPlanOfferings vs describe_training_job)")
     parser.add_argument("--skip-fit", action="store_true",
                         help="skip section 4 (SDK fit() vs the script by hand and moto; cold vs warm start)")
+    parser.add_argument("--skip-lists", action="store_true",
+                        help="skip section 5 (ListTrainingJobs page and walk cost as jobs pile up)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -402,8 +317,11 @@ def main(argv: list[str] | None = None) -> int:
         run_fit(fits=2 if args.quick else 6, splits=1 if args.quick else 3,
                 moto_waits=0 if args.quick else 3, moto_submits=2 if args.quick else 5,
                 pairs=1 if args.quick else 3, what_ifs=1 if args.quick else 3)
+    if not args.skip_lists:
+        run_lists(small=200, large=2_000 if args.quick else 20_000, calls=5 if args.quick else 50,
+                  repeats=2 if args.quick else 7)
     if args.profile:
-        run_profile(config, args.profile)
+        run_profile(config.seeds, config.warmup_calls, config.profile_calls, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
     return 0
 

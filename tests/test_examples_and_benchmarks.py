@@ -24,6 +24,8 @@ def test_benchmark_script_runs_quickly():
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert "describe_training_job" in result.stdout and "ratio pools/fresh" in result.stdout
+    assert "repeated or after a change" in result.stdout  # section 3's verdict covers both
+    assert "worst page ratio" in result.stdout and "per-job ratio" in result.stdout  # section 5
 
 
 def test_training_plan_example_runs_the_whole_flow(capsys):

@@ -11,6 +11,7 @@ model, not listed by hand); ``ImageId`` is reported as ``CurrentImageId`` and
 ListClusters: ``NameContains`` is a case-sensitive substring of the name,
 ``CreationTimeAfter``/``CreationTimeBefore`` are strict, ``SortBy``
 ``CREATION_TIME`` (default) or ``NAME``, ``SortOrder`` ``Ascending`` (default);
+``MaxResults`` counts the clusters evaluated, not those returned (docs/lists.md);
 ``TrainingPlanArn`` keeps clusters with at least one group on that plan;
 ``ClusterSummary.TrainingPlanArns`` lists the plans of the cluster's groups
 (left out when there are none).
@@ -25,7 +26,7 @@ from botocore.model import Shape
 from ..domain.cluster_nodes import find_node
 from ..domain.clusters import Cluster, InstanceGroup, Node
 from ..domain.emulation import Region
-from .pagination import sorted_page, within
+from .pagination import indexed_page, sorted_page, within
 from .service_model import service_model
 
 _model = service_model()
@@ -171,10 +172,8 @@ def delete_cluster(region: Region, params: dict) -> dict:
     return {"ClusterArn": region.clusters.delete(params["ClusterName"]).arn}
 
 
-_CLUSTER_SORT_KEYS = {
-    "CREATION_TIME": lambda cluster: cluster.created_at.timestamp(),
-    "NAME": lambda cluster: cluster.name,
-}
+#: The cluster-table index behind each SortBy value.
+_CLUSTER_SORT_KEYS = {"CREATION_TIME": "created", "NAME": "name"}
 
 
 def _cluster_matches(cluster: Cluster, params: dict) -> bool:
@@ -188,8 +187,9 @@ def _cluster_matches(cluster: Cluster, params: dict) -> bool:
 
 
 def list_clusters(region: Region, params: dict) -> dict:
-    clusters = (c for c in region.clusters.all() if _cluster_matches(c, params))
-    chunk, token = sorted_page(clusters, params, _CLUSTER_SORT_KEYS, "CREATION_TIME", lambda c: c.sequence)
+    """``MaxResults`` is the number of clusters evaluated (its documentation): take, then filter."""
+    chunk, token = indexed_page(region.clusters.scan, params, _CLUSTER_SORT_KEYS, "CREATION_TIME",
+                                lambda cluster: _cluster_matches(cluster, params), evaluate_first=True)
     return {"ClusterSummaries": [summary(c) for c in chunk], "NextToken": token}
 
 
@@ -206,6 +206,7 @@ def _node_matches(node: Node, params: dict) -> bool:
 
 
 def list_cluster_nodes(region: Region, params: dict) -> dict:
+    """Up to ``MaxResults`` matching nodes (filter then take), sorted per call: a cluster's own nodes."""
     cluster = region.clusters.get(params["ClusterName"])
     nodes = (n for n in cluster.nodes() if _node_matches(n, params))
     chunk, token = sorted_page(nodes, params, _NODE_SORT_KEYS, "CREATION_TIME", lambda n: n.sequence,

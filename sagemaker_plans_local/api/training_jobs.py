@@ -6,7 +6,7 @@ from typing import Any
 
 from ..domain.emulation import Region
 from ..domain.training_jobs import TrainingJob
-from .pagination import sorted_page, within
+from .pagination import indexed_page, within
 from .service_model import service_model
 
 _model = service_model()
@@ -110,11 +110,8 @@ def update_training_job(region: Region, params: dict) -> dict:
     return {"TrainingJobArn": job.arn}
 
 
-_SORT_KEYS = {
-    "Name": lambda job: job.name,
-    "CreationTime": lambda job: job.created_at.timestamp(),
-    "Status": lambda job: job.status,
-}
+#: The job-table index behind each SortBy value.
+_SORT_INDEXES = {"Name": "name", "CreationTime": "created", "Status": "status"}
 
 
 def _matches(job: TrainingJob, params: dict) -> bool:
@@ -135,8 +132,9 @@ def _matches(job: TrainingJob, params: dict) -> bool:
 
 
 def list_training_jobs(region: Region, params: dict) -> dict:
-    jobs = (job for job in region.training_jobs.all() if _matches(job, params))
-    chunk, token = sorted_page(jobs, params, _SORT_KEYS, "CreationTime", lambda job: job.sequence)
+    """``MaxResults`` jobs are taken in sort order, then filtered (the operation's documentation)."""
+    chunk, token = indexed_page(region.training_jobs.scan, params, _SORT_INDEXES, "CreationTime",
+                                lambda job: _matches(job, params), evaluate_first=True)
     return {"TrainingJobSummaries": [summary(job) for job in chunk], "NextToken": token}
 
 

@@ -8,7 +8,7 @@ from ..domain.emulation import Region
 from ..domain.offerings import ExtensionOffering, PlanOffering
 from ..domain.training_plans import ReservedCapacity, TrainingPlan, hours_and_minutes
 from .errors import constraint_violations, validation_error
-from .pagination import page, sorted_page, within
+from .pagination import indexed_page, page, within
 
 #: Members SearchTrainingPlanOfferings needs for a plan search (the model marks none required).
 SEARCH_REQUIRED = ("InstanceType", "InstanceCount", "DurationHours", "TargetResources")
@@ -149,18 +149,19 @@ def describe_training_plan_extension_history(region: Region, params: dict) -> di
     return {"TrainingPlanExtensions": [_extension(plan, ext, now) for _, ext in chunk], "NextToken": token}
 
 
-_SORT_KEYS = {
-    "TrainingPlanName": lambda plan: plan.name,
-    "StartTime": lambda plan: plan.start.timestamp(),
-    "Status": lambda plan: plan.status,
-}
+#: The plan-table index behind each SortBy value.
+_SORT_KEYS = {"TrainingPlanName": "name", "StartTime": "start", "Status": "status"}
 
 
 def list_training_plans(region: Region, params: dict) -> dict:
+    """Up to ``MaxResults`` matching plans (filter then take); ties in creation order."""
     statuses = {f["Value"] for f in params.get("Filters", []) if f["Name"] == "Status"}
-    plans = (plan for plan in region.training_plans.all()
-             if (not statuses or plan.status in statuses) and within(plan.start, params, "StartTime"))
-    chunk, token = sorted_page(plans, params, _SORT_KEYS, "StartTime", lambda plan: plan.name)
+
+    def matches(plan: TrainingPlan) -> bool:
+        return (not statuses or plan.status in statuses) and within(plan.start, params, "StartTime")
+
+    chunk, token = indexed_page(region.training_plans.scan, params, _SORT_KEYS, "StartTime", matches,
+                                evaluate_first=False)
     return {"TrainingPlanSummaries": [plan_summary(plan) for plan in chunk], "NextToken": token}
 
 

@@ -97,7 +97,7 @@ from typing import Iterable, Iterator, Mapping
 
 import attrs
 
-from ..store import Table
+from ..store import Position, Table
 from .arns import partition
 from .clock import Event, VirtualClock
 from .cluster_nodes import Node, new_node
@@ -107,6 +107,8 @@ from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 
 #: How long a deleted cluster stays ``Deleting`` before it is gone (chosen).
 DELETE_SECONDS = 60
+#: The sorted indexes of the cluster table (names are case-sensitive: the ARN holds an id, not the name).
+CLUSTER_INDEXES = {"created": lambda cluster: cluster.created_at.timestamp(), "name": lambda cluster: cluster.name}
 #: Plan statuses a new instance group may name.
 USABLE_PLAN_STATUSES = ("Pending", "Scheduled", "Active")
 HYPERPOD_TARGET = "hyperpod-cluster"
@@ -183,7 +185,7 @@ class Clusters:
         self._region = region
         self._account_id = account_id
         self._plans = plans
-        self._clusters: Table[Cluster] = Table()
+        self._clusters: Table[Cluster] = Table(CLUSTER_INDEXES)
         self._sequence = itertools.count(1)
         self._node_sequence = itertools.count(1)
         plans.subscribe(self._on_plan_event)
@@ -200,6 +202,11 @@ class Clusters:
 
     def all(self) -> Iterable[Cluster]:
         return iter(self._clusters)
+
+    def scan(self, index: str, descending: bool = False,
+             after: Position | None = None) -> Iterator[tuple[Position, Cluster]]:
+        """Clusters in the order of one of ``CLUSTER_INDEXES``, resuming after ``after``."""
+        return self._clusters.scan(index, descending, after)
 
     # -- operations ------------------------------------------------------------
     def create(self, spec: Mapping) -> Cluster:

@@ -7,11 +7,11 @@ import threading
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Iterable, Iterator, Mapping
 
 import attrs
 
-from ..store import Table
+from ..store import Position, Table
 from .arns import sagemaker_arn
 from .clock import Event, VirtualClock
 from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded
@@ -30,6 +30,12 @@ POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
 STOP_MESSAGES = {
     "Stopped": "Training job stopped",
     "MaxRuntimeExceeded": "Training job stopped: the maximum allowed runtime was exceeded",
+}
+#: The sorted indexes of the job table: creation order, name, status (re-sorted as it changes).
+JOB_INDEXES = {
+    "created": lambda job: job.created_at.timestamp(),
+    "name": lambda job: job.name,
+    "status": lambda job: job.status,
 }
 WAITING_MESSAGE = "Waiting for compute capacity from the training plan"
 INTERRUPTED_MESSAGE = ("The reserved capacity block is ending; waiting for compute capacity "
@@ -196,7 +202,8 @@ class TrainingJobs:
         self._region = region
         self._account_id = account_id
         self._script_for = script_for
-        self._jobs: Table[TrainingJob] = Table()
+        # Names are unique regardless of case (the ARN, the job's id, lower-cases them).
+        self._jobs: Table[TrainingJob] = Table(JOB_INDEXES, fold_case=True)
         self._sequence = itertools.count()
         # Instances counted against the training-instance quota, by type.
         self._usage: Counter[str] = Counter()
@@ -214,6 +221,12 @@ class TrainingJobs:
 
     def all(self) -> Iterable[TrainingJob]:
         return iter(self._jobs)
+
+    def scan(self, index: str, descending: bool = False,
+             after: Position | None = None) -> Iterator[tuple[Position, TrainingJob]]:
+        """Jobs in the order of one of ``JOB_INDEXES``, resuming after ``after``."""
+        return self._jobs.scan(index, descending, after)
+
 
     # -- commands ----------------------------------------------------------
     def create(self, spec: dict) -> TrainingJob:
@@ -389,6 +402,7 @@ class TrainingJobs:
     def _begin_stopping(self, job: TrainingJob, at: datetime, final: str) -> None:
         self._cancel_events(job)
         job.status = "Stopping"
+        self._jobs.reindex(job.name)
         job.stop_reason = final
         job.enter("Stopping", at, "Stopping the training job")
         if self.local_runs.running(job) is not None:
@@ -414,6 +428,7 @@ class TrainingJobs:
                 message: str, failure_reason: str | None = None) -> None:
         job.events.clear()
         job.status = status
+        self._jobs.reindex(job.name)
         job.failure_reason = failure_reason
         job.enter(secondary, at, message)
         job.transitions[-1].end = at

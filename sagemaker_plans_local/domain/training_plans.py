@@ -15,11 +15,11 @@ import itertools
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 import attrs
 
-from ..store import Table
+from ..store import Position, Table
 from .arns import sagemaker_arn
 from .capacity import CapacityInventory
 from .clock import Event, VirtualClock
@@ -30,6 +30,12 @@ from .settings import Settings
 
 #: How long an offering id can be bought after the search that produced it (chosen).
 OFFERING_LIFETIME = timedelta(hours=24)
+#: The sorted indexes of the plan table: name, start, status (re-sorted as it changes).
+PLAN_INDEXES = {
+    "name": lambda plan: plan.name,
+    "start": lambda plan: plan.start.timestamp(),
+    "status": lambda plan: plan.status,
+}
 #: When a block's running instances are taken back, before its end.
 CUTOFF = {"training-job": timedelta(minutes=30), "hyperpod-cluster": timedelta(hours=1)}
 
@@ -150,7 +156,8 @@ class TrainingPlans:
         self._inventory = inventory
         self._prices = prices
         self._script_for = script_for
-        self._plans: Table[TrainingPlan] = Table()
+        # Names are unique regardless of case (the ARN lower-cases them); indexes for ListTrainingPlans.
+        self._plans: Table[TrainingPlan] = Table(PLAN_INDEXES, fold_case=True)
         self._offerings: dict[str, tuple[PlanOffering, datetime]] = {}
         self._extension_offerings: dict[str, tuple[ExtensionOffering, TrainingPlan, datetime]] = {}
         self._listeners: list[Listener] = []
@@ -169,6 +176,11 @@ class TrainingPlans:
 
     def all(self) -> Iterable[TrainingPlan]:
         return iter(self._plans)
+
+    def scan(self, index: str, descending: bool = False,
+             after: Position | None = None) -> Iterator[tuple[Position, TrainingPlan]]:
+        """Plans in the order of one of ``PLAN_INDEXES``, resuming after ``after``."""
+        return self._plans.scan(index, descending, after)
 
     def reserved_capacity(self, arn: str) -> tuple[TrainingPlan, ReservedCapacity]:
         for plan in self._plans:
@@ -339,6 +351,7 @@ class TrainingPlans:
             plan.status = "Expired"
         else:
             plan.status = "Scheduled"
+        self._plans.reindex(plan.name)
         for rc in became_active:
             self._notify(plan, "active", rc, at)
 
