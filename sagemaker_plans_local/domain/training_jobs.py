@@ -227,7 +227,6 @@ class TrainingJobs:
         """Jobs in the order of one of ``JOB_INDEXES``, resuming after ``after``."""
         return self._jobs.scan(index, descending, after)
 
-
     # -- commands ----------------------------------------------------------
     def create(self, spec: dict) -> TrainingJob:
         """Create a job from a validated request; it starts at once (cold or warm)."""
