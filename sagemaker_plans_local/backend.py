@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import shutil
-import tempfile
 import threading
+import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Callable, Iterator
@@ -19,6 +18,7 @@ from .api.logs import LogsApi
 from .api.s3 import S3Api
 from .api.sts import StsApi
 from .api.service_model import service_model
+from .backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
 from .domain.clock import VirtualClock
 from .domain.emulation import Emulation
 from .domain.regional_capacity import RegionalCapacity
@@ -46,21 +46,27 @@ class LocalBackend:
     ``start_time`` (an aware datetime) gives a manual clock that moves only
     when advanced; ``None`` follows the wall clock. ``root`` holds on-disk
     state such as warm-pool caches (default: a temporary directory that
-    :meth:`close` removes).
+    :meth:`close` removes). A root is held for the backend's life: another
+    live backend on it raises :class:`RootInUseError`. A backend never closed
+    is closed when it is garbage or the interpreter exits.
     """
 
     def __init__(self, region: str = "us-east-1", account_id: str = "123456789012",
                  start_time: datetime | None = None, root: str | Path | None = None) -> None:
         self.region = region
         self.account_id = account_id
-        self._owns_root = root is None
-        self.root = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-")) if root is None else Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
         reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
-        self._emulation = Emulation(account_id, self.root, start_time, home_region=region,
-                                    reserved_instance_types=reserved_types)
+        held = BackendRoot(root)
+        self.root = held.path
+        try:
+            self._emulation = Emulation(account_id, self.root, start_time, home_region=region,
+                                        reserved_instance_types=reserved_types)
+        except BaseException:
+            held.release()
+            raise
         emulation = self._emulation
-        emulation.region_setup.append(self._equip_region)
+        self._closer = weakref.finalize(self, _shut_down, emulation, held)
+        emulation.region_setup.append(_weak_setup(self))
         self._sagemaker = SageMakerApi(emulation)
         self._services = {
             "s3": S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
@@ -190,13 +196,8 @@ class LocalBackend:
             self.clock.advance(max(due - self.clock.now(), timedelta(0)))
 
     def close(self) -> None:
-        """Stop local runs and remove on-disk state the backend created itself."""
-        for region in self._emulation.regions():
-            executor = region.training_jobs.local_runs.executor
-            if executor is not None:
-                executor.close(timeout=10)
-        if self._owns_root:
-            shutil.rmtree(self.root, ignore_errors=True)
+        """Stop local runs, let the root go and remove it if the backend made it; idempotent."""
+        self._closer()
 
     def __enter__(self) -> "LocalBackend":
         return self
@@ -212,7 +213,8 @@ class LocalBackend:
                              f"not {service_name!r}")
 
     def _hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
-        """One in-process hook per emulated service."""
+        """One in-process hook per emulated service (each keeps the backend alive)."""
+        enabled = _Holding(self, enabled)
         hooks = {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
         for name, service in self._services.items():
             hooks[name] = ServiceHook(name, service, enabled)
@@ -230,6 +232,41 @@ class LocalBackend:
         hook = self._hooks(enabled).get(client.meta.service_model.service_name)
         if hook is not None:
             hook.attach(client)
+
+
+class _Holding:
+    """A hook's ``enabled`` predicate that holds the backend: a live client keeps its backend open."""
+
+    __slots__ = ("backend", "enabled")
+
+    def __init__(self, backend: LocalBackend, enabled: Callable[[], bool]) -> None:
+        self.backend = backend
+        self.enabled = enabled
+
+    def __call__(self) -> bool:
+        return self.enabled()
+
+
+def _weak_setup(backend: LocalBackend) -> Callable:
+    """``backend._equip_region`` without a reference: the state must not keep the backend alive."""
+    method = weakref.WeakMethod(backend._equip_region)
+
+    def setup(region) -> None:
+        equip = method()
+        if equip is not None:
+            equip(region)
+    return setup
+
+
+def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
+    """Close a backend (once, from close(), garbage collection or interpreter exit)."""
+    try:
+        for region in emulation.regions():
+            executor = region.training_jobs.local_runs.executor
+            if executor is not None:
+                executor.close(timeout=10)
+    finally:
+        root.release()
 
 
 _CLIENT_LOCK = threading.Lock()
