@@ -38,9 +38,9 @@ Instance groups
   they become ``InService`` (LaunchTime = that moment).
 - Groups with ``TrainingPlanArn``: the plan must exist in the region
   (``ResourceNotFound``), target ``hyperpod-cluster``, have the group's instance
-  type, at least the group's ``InstanceCount`` instances, and be ``Pending``,
-  ``Scheduled`` or ``Active`` (otherwise ``ValidationException``; the last check
-  applies to new groups only). The group is ``InService`` even before the plan
+  type, at least the group's ``InstanceCount`` instances, and be ``Scheduled``
+  or ``Active`` (the guide's training-plan-utilization-for-hyperpod page)
+  (otherwise ``ValidationException``; the last check applies to new groups only). The group is ``InService`` even before the plan
   is ``Active``; ``TrainingPlanStatus`` shows the plan's status.
 - Such a group has nodes only while a block of its plan is active: when the
   group is ``InService`` and the plan has an active block, it takes
@@ -110,7 +110,7 @@ DELETE_SECONDS = 60
 #: The sorted indexes of the cluster table (names are case-sensitive: the ARN holds an id, not the name).
 CLUSTER_INDEXES = {"created": lambda cluster: cluster.created_at.timestamp(), "name": lambda cluster: cluster.name}
 #: Plan statuses a new instance group may name.
-USABLE_PLAN_STATUSES = ("Pending", "Scheduled", "Active")
+USABLE_PLAN_STATUSES = ("Scheduled", "Active")
 HYPERPOD_TARGET = "hyperpod-cluster"
 DEFAULT_NODE_RECOVERY = "Automatic"
 #: Request members that are not cluster settings (kept elsewhere or not reported).
@@ -408,8 +408,8 @@ class Clusters:
                                  f"training plan {plan.name}.")
         _check_size(group_spec, plan)
         if new and plan.status not in USABLE_PLAN_STATUSES:
-            raise InvalidRequest(f"Training plan {plan.name} is {plan.status}; only Pending, Scheduled "
-                                 "or Active training plans can be used by an instance group.")
+            raise InvalidRequest(f"Training plan {plan.name} is {plan.status}; only Scheduled or "
+                                 "Active training plans can be used by an instance group.")
         return plan
 
     def _arn(self, name: str, sequence: int) -> str:

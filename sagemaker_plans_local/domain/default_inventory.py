@@ -12,9 +12,12 @@ from typing import Sequence
 import attrs
 
 from .capacity import CapacityBlock
-from .offerings import MAX_LEAD, DayGrid
+from .offering_search import DayGrid
+from .offerings import MAX_LEAD
+from .ultraservers import ultra_server_types
+from .zones import availability_zones
 
-_ZONE_LETTERS = {"us-east-1": "abcdef", "us-west-2": "abcd"}
+__all__ = ["PROFILES", "ULTRA_SERVER_PROFILE", "Profile", "availability_zones", "default_inventory"]
 
 
 @attrs.frozen
@@ -52,25 +55,25 @@ PROFILES = {
     # Sold out.
     "ml.p6-b300.48xlarge": NONE,
 }
-
-
-def availability_zones(region: str) -> list[str]:
-    """The region's AZ names: us-east-1a–f, us-west-2a–d, otherwise a–c."""
-    return [region + letter for letter in _ZONE_LETTERS.get(region, "abc")]
+#: UltraServers (counted in UltraServers) of every type whose instance type is offered.
+ULTRA_SERVER_PROFILE = Profile(zones=2, block_days=(3, 10), gap_days=(1, 5), counts=(1, 2, 4))
 
 
 def default_inventory(instance_types: Sequence[str], region: str, now: datetime) -> list[CapacityBlock]:
     """Free capacity for the next 56 days from ``now``; the same inputs give the same blocks.
 
     Every block starts and ends at 11:30 UTC, except that one may start at
-    ``now`` rounded up to the next half hour. Within one (type, AZ) blocks
-    never overlap, so every free count is a power of two up to 64.
+    ``now``. Within one (type, AZ) blocks never overlap, so every free count
+    is a power of two up to 64. UltraServer types whose instance type is in
+    ``instance_types`` get UltraServer capacity (keyed by UltraServer type).
     """
-    grid = DayGrid.from_moment(now)
+    grid = DayGrid.from_origin(now)
     last = grid.index_at_or_before(now + MAX_LEAD)
+    ultra = [name for name, kind in sorted(ultra_server_types().items())
+             if kind.instance_type in instance_types]
     blocks = []
-    for instance_type in instance_types:
-        profile = PROFILES.get(instance_type, MODEST)
+    for instance_type in [*instance_types, *ultra]:
+        profile = ULTRA_SERVER_PROFILE if instance_type in ultra else PROFILES.get(instance_type, MODEST)
         rng = random.Random(f"{region}/{instance_type}")
         zones = availability_zones(region)
         if profile.zones is not None:

@@ -1,109 +1,98 @@
 """SearchTrainingPlanOfferings: free capacity turned into at most three offerings.
 
-Timing. Blocks lie on a day grid. Its origin is the earliest moment a block may
-start: max(now, StartTimeAfter) rounded up to the next half hour (:00 or :30);
-the grid points after it are every 11:30 UTC. A block of ``d`` days starting at
-grid point ``j`` ends at grid point ``j + d``: it always ends at 11:30 UTC, and
-one starting at an origin that is not 11:30 runs a partial first day (so an
-offering's duration need not be a multiple of 24 h). No block starts later
-than now + 56 days; with EndTimeBefore every block ends by then.
+Timing (AWS's guide and its sample). The *origin*, the earliest a block may
+start, is max(now + 30 min, StartTimeAfter) rounded up to the whole minute.
+Blocks start at the origin or at an 11:30 UTC after it, and end at 11:30 UTC.
+No block starts later than now + 56 days; with EndTimeBefore every block ends
+by then.
 
-Search. First, one contiguous block of the requested days in one AZ with
-enough instances free throughout. Only if there is none at all, the days are
-split over two blocks (each at least one day, the second starting at or after
-the first's end). HyperPod offerings keep both blocks in one AZ; training-job
-offerings may switch AZ between them.
+Totals. An offering never totals less than DurationHours. With
+``D = ceil(DurationHours / 24)``, an offering whose first block starts at
+11:30 UTC totals D days. One that starts at an origin off 11:30 runs a
+partial first day and totals either the least whole number of grid days
+that reaches DurationHours, or the partial day plus D whole days (AWS's
+sample: a 15-hour search at 19:08:27 UTC offers 15 h 51 min and 39 h 51 min
+from 19:39, and 24 h from 11:30 the next day).
 
-Ranking, best first (at most 3 offerings, each differing from the others in the
-start or AZ of at least one block):
+Blocks. One block, or two (each at least one grid day, the second starting
+at or after the first's end). *Chosen:* in one AZ the second starts after a
+gap (adjacent blocks would be one block); only ``training-job`` offerings may
+change AZ between blocks, every other target keeps one AZ.
 
-- contiguous: earliest start, then AZ name;
-- two blocks: earliest end of the second block, then earliest start, then
-  same-AZ before cross-AZ, then AZ names (first block's, then second's), then
-  earliest start of the second block.
+Ranking, best first (*chosen*), at most 3 offerings that differ in their
+blocks' times: earliest end of the last block; then one block before two;
+then earliest start; then earliest start of the second block; then, among
+AZs for the same times, one AZ before two, then AZ names. One answer may so
+mix one- and two-block offerings.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-from datetime import datetime, time, timedelta, timezone
+from datetime import datetime, timedelta
 from decimal import Decimal
-from itertools import islice
-from typing import Iterator
 
 import attrs
 
 from .capacity import CapacityInventory
 from .errors import InvalidRequest
+from .offering_search import DAY, DayGrid, Slot, best_picks, ceil_minute
 from .pricing import PriceList
+from .ultraservers import UltraServerType
 
-TARGETS = ("training-job", "hyperpod-cluster")
-#: Targets the API model lists that this emulator does not plan for.
-UNSUPPORTED_TARGETS = ("endpoint", "studio-apps")
 INSTANCE_COUNTS = (1, 2, 4, 8, 16, 32, 64)
 MAX_DAYS = 182
 MAX_LEAD = timedelta(days=56)
-CAPACITY_END = time(11, 30)  # UTC: every block ends at 11:30 UTC
+#: The earliest a block can start after the search (AWS's sample: 11:08:27 -> 11:39).
+LEAD_IN = timedelta(minutes=30)
+#: How far in the past StartTimeAfter may be and still mean "from now" (chosen).
+START_TOLERANCE = timedelta(minutes=1)
 MAX_EXTENSION_DAILY_DAYS = 14
-MAX_OFFERINGS = 3
-
-DAY = timedelta(days=1)
-HALF_HOUR = timedelta(minutes=30)
-
-#: A block on the grid: (AZ, start index, end index).
-Slot = tuple[str, int, int]
-#: Runs of grid days with enough capacity: (start index, end index, AZ).
-Run = tuple[int, int, str]
-
-
-def ceil_half_hour(moment: datetime) -> datetime:
-    """``moment`` in UTC, rounded up to the next :00 or :30."""
-    moment = moment.astimezone(timezone.utc)
-    floor = moment.replace(minute=moment.minute // 30 * 30, second=0, microsecond=0)
-    return floor if floor == moment else floor + HALF_HOUR
+#: Only ``training-job`` plans may change AZ between blocks (chosen for the targets AWS is silent on).
+MOVABLE_TARGETS = ("training-job",)
 
 
 @attrs.frozen
-class DayGrid:
-    """Where blocks may start and end: ``origin``, then every 11:30 UTC after it."""
+class Capacity:
+    """What a search asks for: instances of a type, or whole UltraServers."""
 
-    origin: datetime
-    first: datetime  # the first 11:30 UTC strictly after origin
+    instance_type: str
+    instance_count: int
+    ultra_server: UltraServerType | None = None
+    ultra_server_count: int | None = None
 
     @classmethod
-    def from_moment(cls, moment: datetime) -> "DayGrid":
-        """The grid whose origin is ``moment`` rounded up to the next half hour."""
-        origin = ceil_half_hour(moment)
-        first = datetime.combine(origin.date(), CAPACITY_END, timezone.utc)
-        return cls(origin, first if first > origin else first + DAY)
+    def ultra(cls, ultra_server: UltraServerType, count: int) -> "Capacity":
+        return cls(ultra_server.instance_type, count * ultra_server.instances, ultra_server, count)
 
-    def at(self, index: int) -> datetime:
-        """Grid point ``index`` (0 is the origin)."""
-        return self.origin if index == 0 else self.first + (index - 1) * DAY
+    @property
+    def key(self) -> str:
+        """The inventory's name for it: the instance type or the UltraServer type."""
+        return self.ultra_server.name if self.ultra_server else self.instance_type
 
-    def index_at_or_after(self, moment: datetime) -> int:
-        """The first grid point at or after ``moment``."""
-        if moment <= self.origin:
-            return 0
-        return 1 - ((self.first - moment) // DAY)
-
-    def index_at_or_before(self, moment: datetime) -> int:
-        """The last grid point at or before ``moment``; -1 before the origin."""
-        if moment < self.first:
-            return 0 if moment >= self.origin else -1
-        return 1 + (moment - self.first) // DAY
+    @property
+    def units(self) -> int:
+        """How many of ``key`` it takes from the inventory."""
+        return self.ultra_server_count if self.ultra_server else self.instance_count
 
 
 @attrs.frozen
 class OfferedBlock:
     """One reserved-capacity block of an offering."""
 
-    instance_type: str
+    capacity: Capacity
     availability_zone: str
     start: datetime
     end: datetime
-    count: int
+
+    @property
+    def instance_type(self) -> str:
+        return self.capacity.instance_type
+
+    @property
+    def count(self) -> int:
+        return self.capacity.instance_count
 
     @property
     def duration(self) -> timedelta:
@@ -116,13 +105,20 @@ class PlanOffering:
 
     offering_id: str
     target: str
-    instance_type: str
-    instance_count: int
+    capacity: Capacity
     blocks: tuple[OfferedBlock, ...]
     requested_start_after: datetime | None
     requested_end_before: datetime | None
     upfront_fee: Decimal
     currency: str = "USD"
+
+    @property
+    def instance_type(self) -> str:
+        return self.capacity.instance_type
+
+    @property
+    def instance_count(self) -> int:
+        return self.capacity.instance_count
 
     @property
     def start(self) -> datetime:
@@ -142,8 +138,7 @@ class ExtensionOffering:
     """A block that extends a plan's last block by ``duration_hours`` in the same AZ."""
 
     offering_id: str
-    instance_type: str
-    instance_count: int
+    capacity: Capacity
     availability_zone: str
     start: datetime
     end: datetime
@@ -151,48 +146,63 @@ class ExtensionOffering:
     upfront_fee: Decimal
     currency: str = "USD"
 
+    @property
+    def instance_type(self) -> str:
+        return self.capacity.instance_type
+
+    @property
+    def instance_count(self) -> int:
+        return self.capacity.instance_count
+
+
+def origin_of(now: datetime, start_after: datetime | None) -> datetime:
+    """The earliest moment a block of a search at ``now`` may start."""
+    earliest = now + LEAD_IN
+    return ceil_minute(max(earliest, start_after) if start_after is not None else earliest)
+
 
 def search_offerings(inventory: CapacityInventory, prices: PriceList, *, now: datetime,
-                     instance_type: str, instance_count: int, duration_hours: int, target: str,
+                     capacity: Capacity, duration_hours: int, target: str,
                      start_after: datetime | None = None,
                      end_before: datetime | None = None) -> list[PlanOffering]:
     """Up to 3 offerings for the request, best first; [] when nothing fits.
 
     Raises InvalidRequest when the request breaks a service rule.
     """
-    days = _check_request(now, instance_count, duration_hours, target, start_after, end_before)
-    grid = DayGrid.from_moment(start_after or now)
+    _check_request(now, capacity, duration_hours, start_after, end_before)
+    grid = DayGrid.from_origin(origin_of(now, start_after))
     last_start = grid.index_at_or_before(now + MAX_LEAD)
-    last_end = last_start + days
+    if last_start < 0:
+        return []
+    totals = grid.totals(duration_hours, last_start)
+    last_end = last_start + max(days for days, _, _ in totals)
     if end_before is not None:
         last_end = min(last_end, grid.index_at_or_before(end_before))
-    if last_start < 0 or last_end < 1:
-        return []
-    def find() -> list:
-        runs = _runs(inventory, grid, instance_type, instance_count, last_end)
-        return (_contiguous(runs, days, last_start)
-                or _split(runs, days, last_start, last_end, same_zone=target == "hyperpod-cluster"))
+    one_zone = target not in MOVABLE_TARGETS
+
+    def find() -> list[tuple[Slot, ...]]:
+        runs = _runs(inventory, grid, capacity, last_end)
+        return best_picks(runs, totals, last_start, last_end, one_zone)
 
     picks = inventory.remembered(
-        ("offerings", instance_type, instance_count, days, target, grid.origin, last_start, last_end), find)
+        ("offerings", capacity.key, capacity.units, duration_hours, one_zone, grid.origin,
+         last_start, last_end), find)
     if not picks:
         return []
     number = inventory.next_search_number()
     offerings = []
     for pick in picks:
-        blocks = tuple(OfferedBlock(instance_type, az, grid.at(j), grid.at(k), instance_count)
-                       for az, j, k in pick)
-        fee = sum((prices.fee(instance_type, instance_count, block.duration) for block in blocks),
-                  Decimal("0.00"))
-        offering_id = "tpo-" + _digest(number, target, instance_type, instance_count, blocks)
-        offerings.append(PlanOffering(offering_id, target, instance_type, instance_count, blocks,
-                                      start_after, end_before, fee))
+        blocks = tuple(OfferedBlock(capacity, az, grid.at(j), grid.at(k)) for az, j, k in pick)
+        fee = sum((_fee(prices, capacity, block.duration) for block in blocks), Decimal("0.00"))
+        offering_id = "tpo-" + _digest(number, target, capacity, blocks)
+        offerings.append(PlanOffering(offering_id, target, capacity, blocks, start_after,
+                                      end_before, fee))
     return offerings
 
 
 def search_extensions(inventory: CapacityInventory, prices: PriceList, *, now: datetime,
-                      instance_type: str, instance_count: int, availability_zone: str,
-                      plan_end: datetime, duration_hours: int) -> list[ExtensionOffering]:
+                      capacity: Capacity, availability_zone: str, plan_end: datetime,
+                      duration_hours: int) -> list[ExtensionOffering]:
     """The extension ``[plan_end, plan_end + days)`` if its capacity is free, else [].
 
     ``duration_hours`` rounds up to whole days: 1 to 14 days, or a multiple of 7
@@ -207,26 +217,19 @@ def search_extensions(inventory: CapacityInventory, prices: PriceList, *, now: d
     if plan_end <= now:
         raise InvalidRequest("The training plan has already ended and cannot be extended.")
     end = plan_end + days * DAY
-    if inventory.free_count(instance_type, availability_zone, plan_end, end) < instance_count:
+    if inventory.free_count(capacity.key, availability_zone, plan_end, end) < capacity.units:
         return []
-    block = OfferedBlock(instance_type, availability_zone, plan_end, end, instance_count)
-    offering_id = "tpeo-" + _digest(inventory.next_search_number(), "extension", instance_type,
-                                    instance_count, (block,))
-    fee = prices.fee(instance_type, instance_count, block.duration)
-    return [ExtensionOffering(offering_id, instance_type, instance_count, availability_zone,
-                              plan_end, end, days * 24, fee)]
+    block = OfferedBlock(capacity, availability_zone, plan_end, end)
+    offering_id = "tpeo-" + _digest(inventory.next_search_number(), "extension", capacity, (block,))
+    return [ExtensionOffering(offering_id, capacity, availability_zone, plan_end, end, days * 24,
+                              _fee(prices, capacity, block.duration))]
 
 
 # -- request rules ------------------------------------------------------------
-def _check_request(now: datetime, instance_count: int, duration_hours: int, target: str,
-                   start_after: datetime | None, end_before: datetime | None) -> int:
-    if target in UNSUPPORTED_TARGETS:
-        raise InvalidRequest(f"TargetResources {target!r} is not supported by this emulator; "
-                             f"use one of: {', '.join(TARGETS)}.")
-    if target not in TARGETS:
-        raise InvalidRequest(f"TargetResources {target!r} is not valid; use one of: {', '.join(TARGETS)}.")
-    if instance_count not in INSTANCE_COUNTS:
-        raise InvalidRequest(f"InstanceCount {instance_count} is not valid; use one of: "
+def _check_request(now: datetime, capacity: Capacity, duration_hours: int,
+                   start_after: datetime | None, end_before: datetime | None) -> None:
+    if capacity.ultra_server is None and capacity.instance_count not in INSTANCE_COUNTS:
+        raise InvalidRequest(f"InstanceCount {capacity.instance_count} is not valid; use one of: "
                              f"{', '.join(map(str, INSTANCE_COUNTS))}.")
     days = math.ceil(duration_hours / 24)
     if not 1 <= days <= MAX_DAYS:
@@ -234,112 +237,36 @@ def _check_request(now: datetime, instance_count: int, duration_hours: int, targ
                              f"1 to {MAX_DAYS} days (1 to {MAX_DAYS * 24} hours, rounded up to whole days).")
     earliest = now
     if start_after is not None:
-        if start_after < now:
+        if start_after < now - START_TOLERANCE:
             raise InvalidRequest("StartTimeAfter must be in the future.")
         if start_after > now + MAX_LEAD:
             raise InvalidRequest(f"StartTimeAfter must be at most {MAX_LEAD.days} days "
                                  "(8 weeks) from now.")
-        earliest = start_after
+        earliest = max(start_after, now)
     if end_before is not None and end_before < earliest + DAY:
         raise InvalidRequest("EndTimeBefore must be at least 24 hours after StartTimeAfter "
                              "(or now, when StartTimeAfter is not given).")
-    return days
 
 
 # -- search ---------------------------------------------------------------------
-def _runs(inventory: CapacityInventory, grid: DayGrid, instance_type: str, count: int,
-          last_end: int) -> list[Run]:
-    """Maximal runs of grid days with ``count`` instances free, by start (then AZ)."""
+def _runs(inventory: CapacityInventory, grid: DayGrid, capacity: Capacity,
+          last_end: int) -> dict[str, list[tuple[int, int]]]:
+    """Per AZ, the maximal runs of grid days with the capacity free, in time order."""
     latest = grid.at(last_end)
-    at_or_after, at_or_before = grid.index_at_or_after, grid.index_at_or_before
-    runs = []
-    for az in inventory.zones(instance_type):
-        for start, end in inventory.windows(instance_type, az, count, grid.origin, latest):
-            first, stop = at_or_after(start), at_or_before(end)
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for az in inventory.zones(capacity.key):
+        for start, end in inventory.windows(capacity.key, az, capacity.units, grid.origin, latest):
+            first, stop = grid.index_at_or_after(start), grid.index_at_or_before(end)
             if stop > first:
-                runs.append((first, stop, az))
-    runs.sort()
+                runs.setdefault(az, []).append((first, stop))
     return runs
 
 
-def _contiguous(runs: list[Run], days: int, last_start: int) -> list[tuple[Slot]]:
-    """The best single blocks of ``days`` days: earliest start, then AZ."""
-    found: list[tuple[int, str]] = []
-    for first, stop, az in runs:
-        if len(found) == MAX_OFFERINGS and first > found[-1][0]:
-            break  # runs come by start: no later run can beat the third best
-        last = min(stop - days, last_start, first + MAX_OFFERINGS - 1)
-        if last >= first:
-            found.extend((j, az) for j in range(first, last + 1))
-            found.sort()
-            del found[MAX_OFFERINGS:]
-    return [((az, j, j + days),) for j, az in found]
+def _fee(prices: PriceList, capacity: Capacity, duration: timedelta) -> Decimal:
+    return prices.fee(capacity.instance_type, capacity.instance_count, duration)
 
 
-def _split(runs: list[Run], days: int, last_start: int, last_end: int,
-           same_zone: bool) -> list[tuple[Slot, Slot]]:
-    """The best pairs of blocks summing to ``days`` days (ranking in the module docstring)."""
-    usable = [run for run in runs if run[0] <= last_start]
-    if days < 2 or not usable:
-        return []
-    partners: dict[tuple[str | None, int], list[Run]] = {}  # (AZ or any, fewest days) -> runs
-    ranked: list[tuple[tuple, tuple[Slot, Slot]]] = []
-    # (end, start) of the third best so far: a pick ranking strictly after it cannot enter.
-    bound = (math.inf, math.inf)
-    for a1, c1, az1 in usable:
-        if (a1 + days, a1) > bound:
-            break  # runs come by start: later ones end and start no earlier
-        length = c1 - a1
-        key = (az1 if same_zone else None, days - length)
-        if key not in partners:
-            partners[key] = [run for run in usable if run[1] - run[0] >= key[1]
-                             and (not same_zone or run[2] == az1)]
-        for a2, c2, az2 in partners[key]:
-            if a2 + 1 > bound[0]:
-                break
-            # The earliest end of block 2 (block 1 taking the start of its run).
-            low = max(a1 + days, a2 + 1, a2 + days - length)
-            if (low, a1) > bound or low > min(last_start + days - 1, c2, last_end):
-                continue
-            ranked.extend(islice(_pair_picks((a1, c1, az1), (a2, c2, az2), low, days, last_start,
-                                             last_end), MAX_OFFERINGS))
-            ranked.sort(key=lambda ranked_pick: ranked_pick[0])
-            del ranked[MAX_OFFERINGS:]
-            if len(ranked) == MAX_OFFERINGS:
-                bound = ranked[-1][0][:2]
-    return [pick for _, pick in ranked]
-
-
-def _pair_picks(first: Run, second: Run, low: int, days: int, last_start: int,
-                last_end: int) -> Iterator[tuple[tuple, tuple[Slot, Slot]]]:
-    """Block 1 in run ``first`` and block 2 in run ``second``, best first, with rank keys.
-
-    Only the best pick for each pair of block starts comes out.
-
-    With block 2 ending at ``end`` and block 1 taking ``d1`` days from ``j1``,
-    block 2 starts at ``end - days + d1``; it follows block 1 iff
-    ``j1 <= end - days``. ``low`` is the earliest feasible end; there ``j1`` is
-    the run's start, which always leaves block 1 the most room.
-    """
-    a1, c1, az1 = first
-    a2, c2, az2 = second
-    seen = set()  # block starts already offered: a later end with the same starts only ranks lower
-    for end in range(low, min(last_start + days - 1, c2, last_end) + 1):
-        d1_low = max(1, days - end + a2)
-        for j1 in range(a1, min(last_start, end - days, c1 - 1) + 1):
-            d1_high = min(days - 1, c1 - j1, last_start - end + days)
-            if d1_high < d1_low:
-                break  # later starts leave block 1 even less room
-            for d1 in range(d1_low, d1_high + 1):
-                j2 = end - days + d1
-                if (j1, j2) in seen:
-                    continue
-                seen.add((j1, j2))
-                yield ((end, j1, az1 != az2, az1, az2, j2), ((az1, j1, j1 + d1), (az2, j2, end)))
-
-
-def _digest(number: int, kind: str, instance_type: str, count: int,
-            blocks: tuple[OfferedBlock, ...]) -> str:
-    content = "|".join([str(number), kind, instance_type, str(count)] + [
+def _digest(number: int, kind: str, capacity: Capacity, blocks: tuple[OfferedBlock, ...]) -> str:
+    content = "|".join([str(number), kind, capacity.key, str(capacity.units)] + [
         f"{b.availability_zone},{b.start.isoformat()},{b.end.isoformat()}" for b in blocks])
     return hashlib.sha1(content.encode()).hexdigest()

@@ -2,8 +2,10 @@
 
 A job on a plan runs only on the plan's active block. Without free instances
 it waits (``InProgress``/``Pending``) in the plan's queue; waiting counts
-against ``MaxPendingTimeInSeconds`` (default 2 days) only while the plan is
-``Active``. At a block's cutoff its jobs go back to waiting and resume, with
+against ``MaxPendingTimeInSeconds`` only while the plan is ``Active``: an
+explicit limit that runs out stops the job (the API reference: "pending before
+it is stopped"); the 2-day default fails it with ``InsufficientCapacityError``.
+At a block's cutoff its jobs go back to waiting and resume, with
 their progress, in the next block; with no block left they fail.
 """
 
@@ -23,6 +25,8 @@ if TYPE_CHECKING:
 DEFAULT_MAX_PENDING = timedelta(days=2)
 INSUFFICIENT_CAPACITY = ("InsufficientCapacityError: The training job waited longer than its maximum "
                          "pending time for compute capacity from training plan {plan}.")
+#: The StatusMessage of a job stopped by its MaxPendingTimeInSeconds (chosen wording).
+PENDING_STOPPED = "Training job stopped: the maximum allowed pending time was exceeded"
 NO_BLOCK_LEFT = ("CapacityError: The reserved capacity of training plan {plan} ended before the "
                  "training job completed, and the plan has no later capacity block.")
 
@@ -38,12 +42,14 @@ class PlanQueue:
                  start: Callable[["TrainingJob", ReservedCapacity, datetime], None],
                  interrupt: Callable[["TrainingJob", datetime], None],
                  fail: Callable[["TrainingJob", datetime, str], None],
+                 stop: Callable[["TrainingJob", datetime, str], None],
                  end_pools: Callable[[TrainingPlan, datetime], None]) -> None:
         self._clock = clock
         self._plans = plans
         self._start = start
         self._interrupt = interrupt
         self._fail = fail
+        self._stop = stop
         self._end_pools = end_pools
         self._waiting: dict[str, list["TrainingJob"]] = {}
         self._running: dict[str, dict[str, "TrainingJob"]] = {}
@@ -66,9 +72,9 @@ class PlanQueue:
         if resources["InstanceType"] != plan.instance_type:
             raise InvalidRequest(f"The instance type {resources['InstanceType']} does not match the "
                                  f"instance type {plan.instance_type} of training plan {plan.name}.")
-        if resources["InstanceCount"] > plan.instance_count:
+        if resources["InstanceCount"] > plan.usable_count:
             raise InvalidRequest(f"The instance count {resources['InstanceCount']} exceeds the "
-                                 f"{plan.instance_count} instances of training plan {plan.name}.")
+                                 f"{plan.usable_count} usable instances of training plan {plan.name}.")
         if plan.status not in ("Scheduled", "Active"):
             raise InvalidRequest(f"Training plan {plan.name} is {plan.status}; only Scheduled or "
                                  "Active plans can run training jobs.")
@@ -149,8 +155,13 @@ class PlanQueue:
             return
         limit = job.max_pending_seconds
         budget = (timedelta(seconds=limit) if limit else DEFAULT_MAX_PENDING) - self._waited.get(job.name, timedelta(0))
-        event = self._clock.schedule(at + max(budget, timedelta(0)), lambda t: self._fail(
-            job, t, INSUFFICIENT_CAPACITY.format(plan=job.plan.name)))
+        if limit:
+            def expire(t: datetime) -> None:
+                self._stop(job, t, PENDING_STOPPED)
+        else:
+            def expire(t: datetime) -> None:
+                self._fail(job, t, INSUFFICIENT_CAPACITY.format(plan=job.plan.name))
+        event = self._clock.schedule(at + max(budget, timedelta(0)), expire)
         self._timers[job.name] = (event, at)
 
     def _stop_timer(self, job: "TrainingJob", at: datetime) -> None:

@@ -210,7 +210,7 @@ class TrainingJobs:
         self.pools = WarmPools(clock, settings, cache_root, self._count_idle, self._pool_ended)
         self.local_runs = LocalRuns(clock, lock, self._run_ended)
         self._queue = PlanQueue(clock, plans, self._start_on_capacity, self._interrupt, self._fail,
-                                self._end_plan_pools)
+                                self._stop_pending, self._end_plan_pools)
 
     # -- queries -----------------------------------------------------------
     def get(self, name: str) -> TrainingJob:
@@ -417,6 +417,11 @@ class TrainingJobs:
         job.close_segment(at)
         job.block = None
         job.enter("Pending", at, INTERRUPTED_MESSAGE)
+
+    def _stop_pending(self, job: TrainingJob, at: datetime, message: str) -> None:
+        """A job that waited on its plan past its MaxPendingTimeInSeconds: Stopped, never started."""
+        self._cancel_events(job)
+        self._finish(job, at, "Stopped", "Stopped", message)
 
     def _fail(self, job: TrainingJob, at: datetime, reason: str) -> None:
         self._cancel_events(job)

@@ -2,7 +2,9 @@
 
 A plan is ``Pending`` while its payment runs, ``Scheduled`` once paid,
 ``Active`` while one of its blocks runs, ``Scheduled`` again between blocks
-and ``Expired`` after the last; ``Failed`` when payment fails. Jobs, warm
+and ``Expired`` after the last; ``Failed`` when payment fails or cannot
+complete 5 minutes before the first block starts (AWS's purchase deadline;
+the capacity goes back to the inventory). Jobs, warm
 pools and HyperPod nodes take instances from the active block through
 :meth:`TrainingPlans.allocate`; subscribers hear when a block becomes active
 and when its instances are taken back (30 min before its end, 1 h for HyperPod).
@@ -12,19 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import math
 from datetime import datetime, timedelta
-from decimal import Decimal
 from typing import Callable, Iterable, Iterator
-
-import attrs
 
 from ..store import Position, Table
 from .arns import sagemaker_arn
 from .capacity import CapacityInventory
-from .clock import Event, VirtualClock
-from .errors import InUse, InvalidRequest, NotFound
-from .offerings import ExtensionOffering, PlanOffering, search_extensions, search_offerings
+from .clock import VirtualClock
+from .errors import InUse, NotFound
+from .offerings import Capacity, ExtensionOffering, PlanOffering, search_extensions, search_offerings
+from .plan_records import (  # noqa: F401  (records re-exported: importers use this module)
+    CUTOFF, LATE_PAYMENT, MESSAGES, PAYMENT_DEADLINE, Extension, Listener, PlanScript,
+    ReservedCapacity, TrainingPlan, check_extendable, forget_expired, hours_and_minutes, spares_for)
 from .pricing import PriceList
 from .settings import Settings
 
@@ -36,111 +37,6 @@ PLAN_INDEXES = {
     "start": lambda plan: plan.start.timestamp(),
     "status": lambda plan: plan.status,
 }
-#: When a block's running instances are taken back, before its end.
-CUTOFF = {"training-job": timedelta(minutes=30), "hyperpod-cluster": timedelta(hours=1)}
-
-MESSAGES = {
-    "Pending": "Payment in progress.",
-    "Scheduled": "Payment confirmed, training plan scheduled.",
-    "Active": "Training plan is active: reserved capacity is available.",
-    "Expired": "Training plan has expired: all reserved capacity has ended.",
-    "Failed": "Payment failed; the reserved capacity was released.",
-}
-
-Listener = Callable[["TrainingPlan", str, "ReservedCapacity", datetime], None]
-
-
-@attrs.frozen
-class PlanScript:
-    """How a named plan's payment ends."""
-
-    payment_succeeds: bool = True
-
-
-@attrs.define(eq=False)
-class ReservedCapacity:
-    """One reserved-capacity block of a plan."""
-
-    rc_id: str
-    arn: str
-    instance_type: str
-    availability_zone: str
-    start: datetime
-    end: datetime
-    count: int
-    status: str = "Pending"
-    events: list[Event] = attrs.Factory(list)
-
-    @property
-    def duration(self) -> timedelta:
-        return self.end - self.start
-
-
-@attrs.define(eq=False)
-class Extension:
-    """One ExtendTrainingPlan purchase."""
-
-    offering: ExtensionOffering
-    extended_at: datetime
-
-
-@attrs.define(eq=False)
-class TrainingPlan:
-    """A bought training plan and who uses its instances."""
-
-    name: str
-    arn: str
-    target: str
-    instance_type: str
-    instance_count: int
-    created_at: datetime
-    upfront_fee: Decimal
-    currency: str
-    capacities: list[ReservedCapacity]
-    status: str = "Pending"
-    paid: bool = False
-    failed: bool = False
-    extensions: list[Extension] = attrs.Factory(list)
-    consumers: dict[str, int] = attrs.Factory(dict)
-
-    @property
-    def status_message(self) -> str:
-        return MESSAGES[self.status]
-
-    @property
-    def start(self) -> datetime:
-        return self.capacities[0].start
-
-    @property
-    def end(self) -> datetime:
-        return self.capacities[-1].end
-
-    @property
-    def duration(self) -> timedelta:
-        return sum((rc.duration for rc in self.capacities), timedelta(0))
-
-    @property
-    def in_use(self) -> int:
-        return sum(self.consumers.values())
-
-    @property
-    def available(self) -> int:
-        return max(0, self.instance_count - self.in_use)
-
-    @property
-    def cutoff_offset(self) -> timedelta:
-        return CUTOFF[self.target]
-
-    def active_block(self) -> ReservedCapacity | None:
-        return next((rc for rc in self.capacities if rc.status == "Active"), None)
-
-    def has_block_after(self, at: datetime) -> bool:
-        return any(rc.start >= at for rc in self.capacities)
-
-
-def hours_and_minutes(duration: timedelta) -> tuple[int, int]:
-    minutes = math.ceil(duration.total_seconds() / 60)
-    return minutes // 60, minutes % 60
 
 
 class TrainingPlans:
@@ -159,7 +55,7 @@ class TrainingPlans:
         # Names are unique regardless of case (the ARN lower-cases them); indexes for ListTrainingPlans.
         self._plans: Table[TrainingPlan] = Table(PLAN_INDEXES, fold_case=True)
         self._offerings: dict[str, tuple[PlanOffering, datetime]] = {}
-        self._extension_offerings: dict[str, tuple[ExtensionOffering, TrainingPlan, datetime]] = {}
+        self._extension_offerings: dict[str, tuple[ExtensionOffering, datetime, TrainingPlan]] = {}
         self._listeners: list[Listener] = []
         self._rc_ids = itertools.count(1)
 
@@ -194,70 +90,75 @@ class TrainingPlans:
         self._listeners.append(listener)
 
     # -- offerings -----------------------------------------------------------
-    def search(self, *, instance_type: str, instance_count: int, duration_hours: int, target: str,
-               start_after: datetime | None = None, end_before: datetime | None = None) -> list[PlanOffering]:
+    def search(self, *, duration_hours: int, target: str, capacity: Capacity | None = None,
+               instance_type: str = "", instance_count: int = 0, start_after: datetime | None = None,
+               end_before: datetime | None = None) -> list[PlanOffering]:
+        """Offerings for ``capacity`` (or ``instance_count`` x ``instance_type``), remembered for purchase."""
+        capacity = capacity or Capacity(instance_type, instance_count)
         now = self._clock.now()
         offerings = search_offerings(
-            self._inventory, self._prices, now=now, instance_type=instance_type,
-            instance_count=instance_count, duration_hours=duration_hours, target=target,
-            start_after=start_after, end_before=end_before)
-        self._forget_expired(now)
+            self._inventory, self._prices, now=now, capacity=capacity, duration_hours=duration_hours,
+            target=target, start_after=start_after, end_before=end_before)
+        forget_expired(self._offerings, now)
         for offering in offerings:
             self._offerings[offering.offering_id] = (offering, now + OFFERING_LIFETIME)
         return offerings
 
     def search_extensions(self, plan_arn: str, duration_hours: int) -> list[ExtensionOffering]:
         plan = self.get(plan_arn)
-        if plan.status not in ("Scheduled", "Active", "Pending"):
-            raise InvalidRequest(f"Training plan {plan.name} is {plan.status} and cannot be extended.")
-        last = plan.capacities[-1]
         now = self._clock.now()
+        check_extendable(plan, now)
+        last = plan.capacities[-1]
         offerings = search_extensions(
-            self._inventory, self._prices, now=now, instance_type=last.instance_type,
-            instance_count=last.count, availability_zone=last.availability_zone,
-            plan_end=last.end, duration_hours=duration_hours)
+            self._inventory, self._prices, now=now, capacity=last.capacity,
+            availability_zone=last.availability_zone, plan_end=last.end, duration_hours=duration_hours)
+        forget_expired(self._extension_offerings, now)
         for offering in offerings:
-            self._extension_offerings[offering.offering_id] = (offering, plan, now + OFFERING_LIFETIME)
+            self._extension_offerings[offering.offering_id] = (offering, now + OFFERING_LIFETIME, plan)
         return offerings
 
     # -- plans -----------------------------------------------------------------
-    def create(self, name: str, offering_id: str) -> TrainingPlan:
+    def create(self, name: str, offering_id: str, spares_per_ultra_server: int | None = None) -> TrainingPlan:
         """Buy an offering: its capacity leaves the inventory; payment completes later."""
         if name in self._plans:
             raise InUse(f"Training plan {name} already exists.")
         now = self._clock.now()
         offering = self._live_offering(offering_id, now)
+        spares = spares_for(offering, spares_per_ultra_server)
         for block in offering.blocks:
-            self._inventory.remove(block.instance_type, block.availability_zone, block.start,
-                                   block.end, block.count)
+            self._inventory.remove(block.capacity.key, block.availability_zone, block.start,
+                                   block.end, block.capacity.units)
         self._offerings.pop(offering_id, None)
         arn = sagemaker_arn(self._region, self._account_id, "training-plan", name)
-        capacities = [self._new_block(block.instance_type, block.availability_zone, block.start,
-                                      block.end, block.count) for block in offering.blocks]
-        plan = TrainingPlan(name, arn, offering.target, offering.instance_type, offering.instance_count,
-                            now, offering.upfront_fee, offering.currency, capacities)
+        capacities = [self._new_block(block.capacity, block.availability_zone, block.start, block.end)
+                      for block in offering.blocks]
+        plan = TrainingPlan(name, arn, offering.target, offering.capacity, now, offering.upfront_fee,
+                            offering.currency, capacities, spares)
         self._plans.put(name, plan)
         for rc in capacities:
             self._schedule_block(plan, rc)
-        delay = timedelta(seconds=self._settings.plan_payment_seconds)
-        self._clock.schedule(now + delay, lambda at: self._settle_payment(plan, at))
+        paid_at = now + timedelta(seconds=self._settings.plan_payment_seconds)
+        deadline = plan.start - PAYMENT_DEADLINE
+        if paid_at > deadline:
+            self._clock.schedule(max(now, deadline), lambda at: self._fail_payment(plan, at, LATE_PAYMENT))
+        else:
+            self._clock.schedule(paid_at, lambda at: self._settle_payment(plan, at))
         return plan
 
     def extend(self, offering_id: str) -> tuple[TrainingPlan, Extension]:
         now = self._clock.now()
         entry = self._extension_offerings.get(offering_id)
-        if entry is None or entry[2] <= now:
+        if entry is None or entry[1] <= now:
             raise NotFound(f"Training plan extension offering {offering_id} was not found or has expired.")
-        offering, plan, _ = entry
+        offering, _, plan = entry
         last = plan.capacities[-1]
-        if plan.status in ("Expired", "Failed") or offering.start != last.end:
-            raise NotFound(f"Training plan extension offering {offering_id} no longer applies to "
-                           f"training plan {plan.name}.")
-        if self._inventory.free_count(offering.instance_type, offering.availability_zone,
-                                      offering.start, offering.end) < offering.instance_count:
-            raise NotFound(f"Training plan extension offering {offering_id} is no longer available.")
-        self._inventory.remove(offering.instance_type, offering.availability_zone, offering.start,
-                               offering.end, offering.instance_count)
+        check_extendable(plan, now)
+        key, units = offering.capacity.key, offering.capacity.units
+        if offering.start != last.end or self._inventory.free_count(
+                key, offering.availability_zone, offering.start, offering.end) < units:
+            raise NotFound(f"Training plan extension offering {offering_id} is no longer available "
+                           f"for training plan {plan.name}.")
+        self._inventory.remove(key, offering.availability_zone, offering.start, offering.end, units)
         del self._extension_offerings[offering_id]
         for event in last.events:
             event.cancel()
@@ -267,6 +168,8 @@ class TrainingPlans:
         plan.upfront_fee += offering.upfront_fee
         extension = Extension(offering, now)
         plan.extensions.append(extension)
+        self._clock.schedule(now + timedelta(seconds=self._settings.plan_payment_seconds),
+                             lambda at: setattr(extension, "paid", True))
         if last.status == "Active" and now >= offering.start - plan.cutoff_offset:
             # Its instances were already taken back: the extended block hands them out again.
             self._notify(plan, "active", last, now)
@@ -278,7 +181,7 @@ class TrainingPlans:
         rc = plan.active_block()
         if rc is None or at >= rc.end - plan.cutoff_offset:
             return None
-        if plan.instance_count - plan.in_use < count:
+        if plan.usable_count - plan.in_use < count:
             return None
         plan.consumers[consumer] = plan.consumers.get(consumer, 0) + count
         return rc
@@ -292,12 +195,12 @@ class TrainingPlans:
             plan.consumers[taker] = plan.consumers.pop(giver)
 
     # -- lifecycle -------------------------------------------------------------
-    def _new_block(self, instance_type: str, zone: str, start: datetime, end: datetime,
-                   count: int) -> ReservedCapacity:
+    def _new_block(self, capacity: Capacity, zone: str, start: datetime, end: datetime) -> ReservedCapacity:
         digest = hashlib.sha1(f"{self._region}/{next(self._rc_ids)}/{start}".encode()).hexdigest()[:16]
         rc_id = f"rc-{digest}"
+        servers = [f"us-{digest[:8]}{n:04d}" for n in range(capacity.ultra_server_count or 0)]
         return ReservedCapacity(rc_id, sagemaker_arn(self._region, self._account_id, "reserved-capacity", rc_id),
-                                instance_type, zone, start, end, count)
+                                capacity, zone, start, end, ultra_servers=servers)
 
     def _schedule_block(self, plan: TrainingPlan, rc: ReservedCapacity) -> None:
         schedule = self._clock.schedule
@@ -311,12 +214,18 @@ class TrainingPlans:
     def _settle_payment(self, plan: TrainingPlan, at: datetime) -> None:
         if self._script_for(plan.name).payment_succeeds:
             plan.paid = True
+            self._refresh(plan, at)
         else:
-            plan.failed = True
-            for rc in plan.capacities:
-                for event in rc.events:
-                    event.cancel()
-                self._inventory.give_back(rc.instance_type, rc.availability_zone, rc.start, rc.end, rc.count)
+            self._fail_payment(plan, at, MESSAGES["Failed"])
+
+    def _fail_payment(self, plan: TrainingPlan, at: datetime, message: str) -> None:
+        plan.failed = True
+        plan.failure_message = message
+        for rc in plan.capacities:
+            for event in rc.events:
+                event.cancel()
+            self._inventory.give_back(rc.capacity.key, rc.availability_zone, rc.start, rc.end,
+                                      rc.capacity.units)
         self._refresh(plan, at)
 
     def _cutoff(self, plan: TrainingPlan, rc: ReservedCapacity, at: datetime) -> None:
@@ -367,16 +276,9 @@ class TrainingPlans:
             raise missing
         offering = entry[0]
         for block in offering.blocks:
-            if self._inventory.free_count(block.instance_type, block.availability_zone,
-                                          block.start, block.end) < block.count:
+            if self._inventory.free_count(block.capacity.key, block.availability_zone,
+                                          block.start, block.end) < block.capacity.units:
                 raise missing
         return offering
 
-    def _forget_expired(self, now: datetime) -> None:
-        # Offerings are stored in the order they expire (the clock only moves forward).
-        offerings = self._offerings
-        while offerings:
-            offering_id, (_, expires) = next(iter(offerings.items()))
-            if expires > now:
-                break
-            del offerings[offering_id]
+

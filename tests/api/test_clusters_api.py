@@ -26,17 +26,21 @@ def error_of(excinfo):
     return excinfo.value.response["Error"]["Code"], excinfo.value.response["Error"]["Message"]
 
 
-def buy(backend, sm, name, blocks=TWO_BLOCKS, count=4, instance_type=P5, target="hyperpod-cluster",
-        days=4):
+def buy(backend, sm, name, blocks=TWO_BLOCKS, count=4, instance_type=P5, target="hyperpod-cluster"):
+    """Buy ``blocks`` (asking for the whole hours they hold) as a paid plan, without moving the clock."""
     for start, end in blocks:
         backend.capacity.add(instance_type, count, "us-east-1a", start, end)
+    hours = sum((end - start for start, end in blocks), timedelta(0)) // timedelta(hours=1)
     offerings = sm.search_training_plan_offerings(
-        InstanceType=instance_type, InstanceCount=count, DurationHours=24 * days,
+        InstanceType=instance_type, InstanceCount=count, DurationHours=hours,
         TargetResources=[target], StartTimeAfter=blocks[0][0])["TrainingPlanOfferings"]
     offering = offerings[0]
     assert [(o["StartTime"], o["EndTime"]) for o in offering["ReservedCapacityOfferings"]] == blocks
-    return sm.create_training_plan(TrainingPlanName=name,
-                                   TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])["TrainingPlanArn"]
+    backend.settings.plan_payment_seconds = 0  # groups need a Scheduled plan
+    arn = sm.create_training_plan(TrainingPlanName=name,
+                                  TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])["TrainingPlanArn"]
+    backend.clock.advance(0)
+    return arn
 
 
 @pytest.fixture
@@ -248,7 +252,7 @@ def test_errors(empty, sm):
     backend = empty
     hp_arn = buy(backend, sm, "hp-plan")
     job_arn = buy(backend, sm, "job-plan", blocks=[(at(10), at(11, 11, 30))],
-                  instance_type="ml.p4d.24xlarge", target="training-job", days=2)
+                  instance_type="ml.p4d.24xlarge", target="training-job")
 
     def rejected(code, match, **request):
         with pytest.raises(ClientError) as excinfo:

@@ -87,6 +87,7 @@ def test_job_fails_with_capacity_error_when_no_block_is_left(sm, backend, plan):
 
 
 def test_pending_time_counts_only_while_the_plan_is_active(sm, backend, plan):
+    """An explicit MaxPendingTimeInSeconds that runs out stops the job ("pending before it is stopped")."""
     backend.script_job("first", runtime_seconds=10 * 3600)
     sm.create_training_job(**plan_job("first", plan, count=2))
     sm.create_training_job(**plan_job("second", plan, count=1, MaxPendingTimeInSeconds=7200))
@@ -96,7 +97,27 @@ def test_pending_time_counts_only_while_the_plan_is_active(sm, backend, plan):
     assert status(sm, "second") == ("InProgress", "Pending")
     backend.clock.advance(1)
     described = sm.describe_training_job(TrainingJobName="second")
-    assert described["TrainingJobStatus"] == "Failed"
+    assert_conforms("DescribeTrainingJob", described)
+    assert (described["TrainingJobStatus"], described["SecondaryStatus"]) == ("Stopped", "Stopped")
+    assert "FailureReason" not in described
+    assert described["SecondaryStatusTransitions"][-1]["StatusMessage"] == (
+        "Training job stopped: the maximum allowed pending time was exceeded")
+    assert "TrainingTimeInSeconds" not in described or described["TrainingTimeInSeconds"] == 0
+    assert counts(sm, "plan") == (2, 0)  # "first" still runs
+
+
+def test_only_the_default_pending_limit_ends_in_insufficient_capacity(sm, backend):
+    own_inventory(backend, (P5, 2, "us-east-1a", 2, 10))
+    arn, _ = buy(sm, backend, "long", count=2, hours=24 * 8)
+    advance_to(backend, day(2))
+    backend.script_job("hog", runtime_seconds=3 * 86400)
+    sm.create_training_job(**plan_job("hog", arn, count=2, MaxRuntimeInSeconds=4 * 86400))
+    sm.create_training_job(**plan_job("waiter", arn, count=1))  # the default limit: 2 days
+    backend.clock.advance(timedelta(days=2) - timedelta(seconds=1))
+    assert status(sm, "waiter") == ("InProgress", "Pending")
+    backend.clock.advance(1)
+    described = sm.describe_training_job(TrainingJobName="waiter")
+    assert (described["TrainingJobStatus"], described["SecondaryStatus"]) == ("Failed", "Failed")
     assert described["FailureReason"].startswith("InsufficientCapacityError")
 
 

@@ -77,18 +77,26 @@ def test_plan_lifecycle_over_the_clock(sm, backend, inventory):
     backend.clock.advance(60)
     plan = sm.describe_training_plan(TrainingPlanName="my-plan")
     assert (plan["Status"], plan["StatusMessage"]) == ("Scheduled", "Payment confirmed, training plan scheduled.")
-    assert plan["TotalInstanceCount"] == plan["AvailableInstanceCount"] == 2
-    assert plan["InUseInstanceCount"] == 0
+    # AvailableInstanceCount is what can be used now: nothing before the block is active (chosen).
+    assert (plan["TotalInstanceCount"], plan["AvailableInstanceCount"], plan["InUseInstanceCount"]) == (2, 0, 0)
+    assert (plan["UnhealthyInstanceCount"], plan["AvailableSpareInstanceCount"]) == (0, 0)
+    assert "TotalUltraServerCount" not in plan
     rc, = plan["ReservedCapacitySummaries"]
     assert rc["Status"] == "Scheduled" and rc["ReservedCapacityArn"].split(":")[5].startswith("reserved-capacity/")
+    assert (rc["ReservedCapacityType"], rc["AvailabilityZone"], rc["AvailabilityZoneId"]) == (
+        "Instance", "us-east-1a", "use1-az1")
+    capacity = sm.describe_reserved_capacity(ReservedCapacityArn=rc["ReservedCapacityArn"])
+    assert (capacity["AvailableInstanceCount"], capacity["InUseInstanceCount"]) == (0, 0)
     advance_to(backend, day(2))
-    assert sm.describe_training_plan(TrainingPlanName="my-plan")["Status"] == "Active"
+    plan = sm.describe_training_plan(TrainingPlanName="my-plan")
+    assert (plan["Status"], plan["AvailableInstanceCount"]) == ("Active", 2)
     capacity = sm.describe_reserved_capacity(ReservedCapacityArn=rc["ReservedCapacityArn"])
     assert_conforms("DescribeReservedCapacity", capacity)
     assert capacity["Status"] == "Active" and capacity["TotalInstanceCount"] == 2
+    assert capacity["AvailableInstanceCount"] == 2 and "UltraServerSummary" not in capacity
     advance_to(backend, day(4))
     plan = sm.describe_training_plan(TrainingPlanName="my-plan")
-    assert plan["Status"] == "Expired"
+    assert (plan["Status"], plan["AvailableInstanceCount"]) == ("Expired", 0)
     assert plan["ReservedCapacitySummaries"][0]["Status"] == "Expired"
 
 
@@ -203,12 +211,23 @@ def test_extension_moves_the_end_and_is_in_the_history(sm, backend):
     assert extension["StartDate"] == end and extension["EndDate"] == end + timedelta(days=3)
     extended = sm.extend_training_plan(TrainingPlanExtensionOfferingId=extension["TrainingPlanExtensionOfferingId"])
     assert_conforms("ExtendTrainingPlan", extended)
+    bought, = extended["TrainingPlanExtensions"]
+    # As in AWS's sample response: the extension's payment is Pending at first.
+    assert (bought["Status"], bought["PaymentStatus"], bought["AvailabilityZoneId"]) == (
+        "Pending", "Pending", "use1-az1")
     plan = sm.describe_training_plan(TrainingPlanName="grow")
     assert plan["EndTime"] == end + timedelta(days=3)
+    with pytest.raises(ClientError) as excinfo:  # never while a payment is pending
+        sm.search_training_plan_offerings(TrainingPlanArn=arn, DurationHours=24)
+    assert code_and_message(excinfo) == ("ValidationException", (
+        "Training plan grow has a payment pending; only Active or Scheduled training plans "
+        "without a pending payment can be extended."))
+    backend.clock.advance(60)
     history = sm.describe_training_plan_extension_history(TrainingPlanArn=arn)
     assert_conforms("DescribeTrainingPlanExtensionHistory", history)
-    assert [e["TrainingPlanExtensionOfferingId"] for e in history["TrainingPlanExtensions"]] == [
-        extension["TrainingPlanExtensionOfferingId"]]
+    assert [(e["TrainingPlanExtensionOfferingId"], e["Status"], e["PaymentStatus"])
+            for e in history["TrainingPlanExtensions"]] == [
+        (extension["TrainingPlanExtensionOfferingId"], "Scheduled", "Completed")]
     with pytest.raises(sm.exceptions.ResourceNotFound):
         sm.extend_training_plan(TrainingPlanExtensionOfferingId=extension["TrainingPlanExtensionOfferingId"])
     # No capacity left after day 7: a further 14-day extension finds nothing.

@@ -28,19 +28,25 @@ def clusters(region):
     return region.clusters
 
 
-def buy(emulation, name, blocks, count=4, instance_type=P5, target="hyperpod-cluster", days=None):
-    """Make ``blocks`` [(start, end)] the only free capacity, and buy them as one plan."""
+def buy(emulation, name, blocks, count=4, instance_type=P5, target="hyperpod-cluster", pay=True):
+    """Make ``blocks`` [(start, end)] the only free capacity, and buy them as one plan.
+
+    The search asks for the whole hours the blocks hold; with ``pay`` the payment
+    settles at once (instance groups need a Scheduled plan), the clock unmoved.
+    """
     plans = emulation.region("us-east-1").training_plans
     for start, end in blocks:
         emulation.capacity.add(instance_type, count, "us-east-1a", start, end)
-    if days is None:
-        days = sum(round((end - start) / timedelta(days=1) + 0.25) for start, end in blocks)
-    offerings = plans.search(instance_type=instance_type, instance_count=count, duration_hours=24 * days,
+    hours = sum((end - start for start, end in blocks), timedelta(0)) // timedelta(hours=1)
+    offerings = plans.search(instance_type=instance_type, instance_count=count, duration_hours=hours,
                              target=target,
                              start_after=blocks[0][0] if blocks[0][0] > emulation.clock.now() else None)
     offering = offerings[0]
     assert [(b.start, b.end) for b in offering.blocks] == list(blocks)
-    return plans.create(name, offering.offering_id)
+    emulation.settings.plan_payment_seconds = 0 if pay else 60
+    plan = plans.create(name, offering.offering_id)
+    emulation.clock.advance(0)
+    return plan
 
 
 #: Two blocks: Jan 2 00:00 -> Jan 3 11:30 and Jan 5 11:30 -> Jan 7 11:30.
@@ -186,8 +192,8 @@ def test_plan_checks_on_create(emulation, clusters):
 
 def test_expired_and_failed_plans_are_rejected(emulation, clusters):
     emulation.script_plan("broke", PlanScript(payment_succeeds=False))
+    expired = buy(emulation, "old", [(START + timedelta(minutes=30), at(1, 11, 30))], count=2)
     failed = buy(emulation, "broke", [(at(3), at(4, 11, 30))])
-    expired = buy(emulation, "old", [(START, at(1, 11, 30))], count=2)
     advance_to(emulation, at(2))
     assert failed.status == "Failed" and expired.status == "Expired"
     for plan in (failed, expired):
@@ -195,9 +201,13 @@ def test_expired_and_failed_plans_are_rejected(emulation, clusters):
             create(clusters, "c", group("g", 1, plan=plan))
 
 
-def test_a_pending_plan_can_be_used(emulation, clusters):
-    plan = buy(emulation, "plan", TWO_BLOCKS)
+def test_a_pending_plan_cannot_be_used(emulation, clusters):
+    """The guide's training-plan-utilization-for-hyperpod page: only Scheduled or Active plans."""
+    plan = buy(emulation, "plan", TWO_BLOCKS, pay=False)
     assert plan.status == "Pending"
+    with pytest.raises(InvalidRequest, match="is Pending; only Scheduled or Active"):
+        create(clusters, "c", group("g", 1, plan=plan))
+    emulation.clock.advance(60)
     cluster = create(clusters, "c", group("g", 1, plan=plan))
     assert cluster.groups["g"].plan is plan
 

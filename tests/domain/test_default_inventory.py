@@ -1,16 +1,17 @@
+import re
 from datetime import datetime, time, timedelta, timezone
 
 import pytest
 
+from sagemaker_plans_local.api.service_model import service_model
 from sagemaker_plans_local.domain.capacity import CapacityInventory
 from sagemaker_plans_local.domain.default_inventory import (
     PROFILES, availability_zones, default_inventory)
-from sagemaker_plans_local.domain.offerings import ceil_half_hour, search_offerings
+from sagemaker_plans_local.domain.offerings import Capacity, origin_of, search_offerings
 from sagemaker_plans_local.domain.pricing import PriceList
+from sagemaker_plans_local.domain.ultraservers import ultra_server_types
 
-ENUM = ["ml.p4d.24xlarge", "ml.p5.48xlarge", "ml.p5e.48xlarge", "ml.p5en.48xlarge",
-        "ml.trn1.32xlarge", "ml.trn2.48xlarge", "ml.p6-b200.48xlarge", "ml.p4de.24xlarge",
-        "ml.p6e-gb200.36xlarge", "ml.p5.4xlarge", "ml.p6-b300.48xlarge"]
+ENUM = service_model().shape_for("ReservedCapacityInstanceType").enum
 REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"]
 NOWS = [datetime(2026, 1, 1, tzinfo=timezone.utc),
         datetime(2026, 3, 2, 9, 47, 13, tzinfo=timezone.utc),
@@ -27,8 +28,8 @@ def loaded(region, now, types=ENUM):
 
 
 def search(inventory, now, instance_type, count, days, target="training-job"):
-    return search_offerings(inventory, PRICES, now=now, instance_type=instance_type,
-                            instance_count=count, duration_hours=days * 24, target=target)
+    return search_offerings(inventory, PRICES, now=now, capacity=Capacity(instance_type, count),
+                            duration_hours=days * 24, target=target)
 
 
 def test_availability_zones():
@@ -50,12 +51,11 @@ def test_deterministic_aligned_and_within_56_days(region, now):
     assert blocks == default_inventory(ENUM, region, now)
     assert blocks  # something to find
     zones = set(availability_zones(region))
-    origin = ceil_half_hour(now)
     by_key = {}
     for block in blocks:
         assert block.availability_zone in zones
         assert block.end.time() == time(11, 30) and block.end.tzinfo is not None
-        assert block.start.time() == time(11, 30) or block.start == origin
+        assert block.start.time() == time(11, 30) or block.start == now
         assert now <= block.start < block.end <= now + timedelta(days=56)
         assert block.count in (1, 2, 4, 8, 16, 32, 64)
         by_key.setdefault((block.instance_type, block.availability_zone), []).append(block)
@@ -80,7 +80,8 @@ def test_variety_claims_of_the_docs(region, now):
     for target in ("training-job", "hyperpod-cluster"):
         for count, days in [(1, 1), (8, 7), (16, 14), (32, 30)]:
             plenty = search(inventory, now, "ml.p5.48xlarge", count, days, target)
-            assert len(plenty) == 3 and all(len(o.blocks) == 1 for o in plenty)
+            assert len(plenty) == 3 and len(plenty[0].blocks) == 1
+            assert plenty[0].start == origin_of(now, None)  # one block from the earliest start
         for count in (1, 8):
             for days in (4, 5, 6):
                 split = search(inventory, now, "ml.trn2.48xlarge", count, days, target)
@@ -88,6 +89,24 @@ def test_variety_claims_of_the_docs(region, now):
             assert search(inventory, now, "ml.trn2.48xlarge", count, 7, target) == []
         for count, days in [(1, 1), (8, 3), (64, 14)]:
             assert search(inventory, now, "ml.p6-b300.48xlarge", count, days, target) == []
+
+
+def test_ultra_servers_of_offered_instance_types_have_capacity():
+    """The UltraServer types (data, sourced) the model names, for the instance types on sale."""
+    request = service_model().operation_model("SearchTrainingPlanOfferings").input_shape
+    named = set(re.findall(r"ml\.u-[a-z0-9-]+", request.members["UltraServerType"].documentation))
+    assert named and named <= set(ultra_server_types())
+    now = NOWS[1]
+    blocks = default_inventory(ENUM, "us-east-1", now)
+    ultra = {b.instance_type for b in blocks if b.instance_type.startswith("ml.u-")}
+    assert ultra == {name for name, kind in ultra_server_types().items() if kind.instance_type in ENUM}
+    assert not [b for b in default_inventory(["ml.p5.48xlarge"], "us-east-1", now)
+                if b.instance_type.startswith("ml.u-")]
+    inventory = loaded("us-east-1", now)
+    kind = ultra_server_types()["ml.u-p6e-gb200x72"]
+    offerings = search_offerings(inventory, PRICES, now=now, capacity=Capacity.ultra(kind, 1),
+                                 duration_hours=48, target="hyperpod-cluster")
+    assert offerings and all(o.instance_count == kind.instances for o in offerings)
 
 
 def test_unknown_types_get_a_modest_default():

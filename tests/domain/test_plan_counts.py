@@ -1,11 +1,15 @@
 """Random job traffic on a training plan: its instance counts always match who uses it."""
 
+import shutil
+import tempfile
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from sagemaker_plans_local.domain.emulation import Emulation
+from sagemaker_plans_local.domain.timeline import JobScript
 
 from .conftest import job_spec
 
@@ -17,9 +21,8 @@ DAY = datetime(2026, 1, 2, 11, 30, tzinfo=timezone.utc)
 class PlanTraffic(RuleBasedStateMachine):
     @initialize()
     def buy_a_plan(self):
-        import tempfile
-        from pathlib import Path
-        self.emulation = Emulation("123456789012", Path(tempfile.mkdtemp()), START)
+        self.root = Path(tempfile.mkdtemp(prefix="plan-counts-"))
+        self.emulation = Emulation("123456789012", self.root, START)
         self.emulation.settings.plan_payment_seconds = 0
         self.emulation.capacity.add(P5, 4, "us-east-1a", DAY, DAY + timedelta(days=1))
         self.emulation.capacity.add(P5, 4, "us-east-1b", DAY + timedelta(days=2), DAY + timedelta(days=3))
@@ -37,7 +40,6 @@ class PlanTraffic(RuleBasedStateMachine):
             return
         name = f"j{self.names}"
         self.names += 1
-        from sagemaker_plans_local.domain.timeline import JobScript
         self.emulation.script_job(name, JobScript(runtime_seconds=runtime))
         spec = job_spec(name, keep_alive=keep_alive, instance_type=P5, count=count)
         spec["ResourceConfig"]["TrainingPlanArn"] = self.plan.arn
@@ -67,9 +69,14 @@ class PlanTraffic(RuleBasedStateMachine):
                     if pool.holder.plan is plan)
         assert plan.in_use == on_instances + pools
         assert 0 <= plan.in_use <= plan.instance_count
-        assert plan.available == plan.instance_count - plan.in_use
-        if plan.status != "Active":
-            assert plan.in_use == 0
+        if plan.status == "Active":
+            assert plan.available == plan.instance_count - plan.in_use
+        else:  # AvailableInstanceCount means usable now: nothing outside an active block
+            assert plan.in_use == 0 and plan.available == 0
+
+    def teardown(self):
+        if hasattr(self, "root"):
+            shutil.rmtree(self.root, ignore_errors=True)
 
 
 TestPlanTraffic = PlanTraffic.TestCase

@@ -1,0 +1,165 @@
+"""Where offering blocks may lie and which ones a search picks (see ``offerings`` for the rules).
+
+Everything here works in grid indices: 0 is the origin, ``i >= 1`` the i-th
+11:30 UTC after it. A block ``(az, j, k)`` runs from grid point ``j`` to grid
+point ``k`` (``k - j`` grid days).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, time, timedelta, timezone
+
+import attrs
+
+CAPACITY_END = time(11, 30)  # UTC: every block ends at 11:30 UTC
+DAY = timedelta(days=1)
+MINUTE = timedelta(minutes=1)
+MAX_OFFERINGS = 3
+
+#: A block on the grid: (AZ, start index, end index).
+Slot = tuple[str, int, int]
+#: How an offering may total: (grid days, first start index, last start index).
+Total = tuple[int, int, int]
+
+
+def ceil_minute(moment: datetime) -> datetime:
+    """``moment`` in UTC, rounded up to the whole minute."""
+    moment = moment.astimezone(timezone.utc)
+    floor = moment.replace(second=0, microsecond=0)
+    return floor if floor == moment else floor + MINUTE
+
+
+@attrs.frozen
+class DayGrid:
+    """Where blocks may start and end: ``origin``, then every 11:30 UTC after it."""
+
+    origin: datetime
+    first: datetime  # the first 11:30 UTC strictly after origin
+
+    @classmethod
+    def from_origin(cls, origin: datetime) -> "DayGrid":
+        origin = origin.astimezone(timezone.utc)
+        first = datetime.combine(origin.date(), CAPACITY_END, timezone.utc)
+        return cls(origin, first if first > origin else first + DAY)
+
+    @property
+    def partial(self) -> bool:
+        """Whether a block from the origin runs a partial first day (the origin is not 11:30)."""
+        return self.first - self.origin < DAY
+
+    def at(self, index: int) -> datetime:
+        """Grid point ``index`` (0 is the origin)."""
+        return self.origin if index == 0 else self.first + (index - 1) * DAY
+
+    def index_at_or_after(self, moment: datetime) -> int:
+        """The first grid point at or after ``moment``."""
+        if moment <= self.origin:
+            return 0
+        return 1 - ((self.first - moment) // DAY)
+
+    def index_at_or_before(self, moment: datetime) -> int:
+        """The last grid point at or before ``moment``; -1 before the origin."""
+        if moment < self.first:
+            return 0 if moment >= self.origin else -1
+        return 1 + (moment - self.first) // DAY
+
+    def totals(self, hours: int, last_start: int) -> list[Total]:
+        """The grid days an offering may total, by where its first block starts.
+
+        From 11:30 UTC: ``ceil(hours / 24)`` days. From a partial origin: the
+        fewest grid days reaching ``hours``, or the partial day plus
+        ``ceil(hours / 24)`` whole days.
+        """
+        days = math.ceil(hours / 24)
+        if not self.partial:
+            return [(days, 0, last_start)]
+        short = (hours * 3600 - (self.first - self.origin).total_seconds()) / 86400
+        fewest = 1 + max(0, math.ceil(short))
+        return [(days, 1, last_start)] + [(n, 0, 0) for n in sorted({fewest, days + 1})]
+
+
+class _Zones:
+    """The runs of each AZ and, per grid index, how far the run holding it reaches."""
+
+    def __init__(self, runs: dict[str, list[tuple[int, int]]], last_start: int) -> None:
+        self.runs = runs
+        self.last_start = last_start
+        self.names = sorted(runs)
+        self.longest = {az: max((c - a for a, c in spans), default=0) for az, spans in runs.items()}
+        self.reach = {}
+        for az, spans in runs.items():
+            reach = list(range(last_start + 1))
+            for a, c in spans:
+                for j in range(a, min(c, last_start + 1)):
+                    reach[j] = c
+            self.reach[az] = reach
+
+    def fits(self, az: str, j: int, k: int) -> bool:
+        reach = self.reach[az]
+        return j < len(reach) and reach[j] >= k
+
+    def starts(self, az: str, days: int, low: int, high: int) -> list[int]:
+        """The first three starts in ``[low, high]`` of a block of ``days`` days in ``az``."""
+        found: list[int] = []
+        if self.longest[az] < days:
+            return found
+        for a, c in self.runs[az]:
+            found.extend(range(max(a, low), min(c - days, high) + 1))
+            if len(found) >= MAX_OFFERINGS:
+                break
+        return found[:MAX_OFFERINGS]
+
+
+def best_picks(runs: dict[str, list[tuple[int, int]]], totals: list[Total], last_start: int,
+               last_end: int, one_zone: bool) -> list[tuple[Slot, ...]]:
+    """The three best offerings as slots (ranking in the ``offerings`` docstring).
+
+    Ends are tried in increasing order; all offerings ending at one index are
+    collected before the next, so the search stops after the first ends that
+    give three distinct layouts.
+    """
+    zones = _Zones(runs, last_start)
+    if not zones.names:
+        return []
+    longest = max(zones.longest.values())
+    best: dict[tuple, tuple[tuple, tuple[Slot, ...]]] = {}
+
+    def offer(key: tuple, slots: tuple[Slot, ...]) -> None:
+        layout = tuple((j, k) for _, j, k in slots)
+        if layout not in best or key < best[layout][0]:
+            best[layout] = (key, slots)
+
+    for end in range(1, last_end + 1):
+        for days, low, high in totals:
+            _singles(zones, end, days, low, high, offer)
+            _pairs(zones, end, days, low, high, longest, one_zone, offer)
+        if len(best) >= MAX_OFFERINGS:
+            break
+    ranked = sorted(best.values())[:MAX_OFFERINGS]
+    return [slots for _, slots in ranked]
+
+
+def _singles(zones: _Zones, end: int, days: int, low: int, high: int, offer) -> None:
+    j = end - days
+    if low <= j <= high:
+        for az in zones.names:
+            if zones.fits(az, j, end):
+                offer((end, 1, j, 0, 0, False, az, ""), ((az, j, end),))
+
+
+def _pairs(zones: _Zones, end: int, days: int, low: int, high: int, longest: int,
+           one_zone: bool, offer) -> None:
+    """Two blocks totalling ``days``, the second ending at ``end``."""
+    for second in range(max(1, days - longest), min(days - 1, longest) + 1):
+        j2, first = end - second, days - second
+        if j2 - first < low or j2 > zones.last_start:
+            continue
+        for az2 in zones.names:
+            if not zones.fits(az2, j2, end):
+                continue
+            for az1 in ((az2,) if one_zone else zones.names):
+                gap = 1 if az1 == az2 else 0  # in one AZ, adjacent blocks would be one block
+                for j1 in zones.starts(az1, first, low, min(high, j2 - first - gap)):
+                    k1 = j1 + first
+                    offer((end, 2, j1, j2, k1, az1 != az2, az1, az2), ((az1, j1, k1), (az2, j2, end)))
