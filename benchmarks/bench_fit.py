@@ -22,6 +22,7 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
+from unittest.mock import patch
 
 from bench_measure import ratio, table, verdict
 
@@ -98,16 +99,6 @@ class Stopwatch:
                 self.seconds += time.perf_counter() - started
                 self.calls += 1
         return timed_call
-
-
-@contextlib.contextmanager
-def patched(owner, name: str, value):
-    original = getattr(owner, name)
-    setattr(owner, name, value)
-    try:
-        yield
-    finally:
-        setattr(owner, name, original)
 
 
 class Fits:
@@ -206,8 +197,8 @@ def run_trivial(session, backend, work: Path, fits: int, splits: int, what_ifs: 
     # opts telemetry out) and our backend's wait for the job's end (the script run).
     validation, waiting = Stopwatch(), Stopwatch()
     validate = sagemaker.utils.validate_sagemaker_config
-    with patched(sagemaker.utils, "validate_sagemaker_config", validation.wrap(validate)), \
-            patched(backend, "wait_for_training_job", waiting.wrap(backend.wait_for_training_job)):
+    with patch.object(sagemaker.utils, "validate_sagemaker_config", validation.wrap(validate)), \
+            patch.object(backend, "wait_for_training_job", waiting.wrap(backend.wait_for_training_job)):
         for _ in range(fits):  # floor and ours take turns, so drift in load hits both
             results["floor"].append(floor_run(source, work / "floor-model"))
             results["later"].append(ours.fit("bench-fit", meters=(validation, waiting))[0])
@@ -223,7 +214,7 @@ def run_trivial(session, backend, work: Path, fits: int, splits: int, what_ifs: 
     results["submit"], results["wait"] = submits, waits
 
     # What-if: the same fit() with the SDK's config validation skipped.
-    with patched(sagemaker.utils, "validate_sagemaker_config", lambda config=None: None):
+    with patch.object(sagemaker.utils, "validate_sagemaker_config", lambda config=None: None):
         results["what-if"] = [ours.fit("bench-fit-noval")[0] for _ in range(what_ifs)]
     return results
 
@@ -243,7 +234,7 @@ def run_moto(work: Path, waits: int, submits: int) -> dict | None:
     # A plain Session has telemetry on: its request (HTTP, outside boto3) is made a
     # no-op so nothing leaves the machine.  Its config stays empty, as for a user
     # without SDK defaults files, so the SDK skips config validation.
-    with mock_aws(), patched(telemetry, "_send_telemetry_request", lambda *args, **kwargs: None), \
+    with mock_aws(), patch.object(telemetry, "_send_telemetry_request", lambda *args, **kwargs: None), \
             contextlib.redirect_stdout(io.StringIO()):  # the SDK's status line and dots while polling
         boto_session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
                                      region_name="us-east-1")
@@ -342,7 +333,7 @@ def run_warm(session, work: Path, pairs: int, what_ifs: int) -> dict:
         cold, warm = pair(index, "p")
         results["cold"].append(cold)
         results["warm"].append(warm)
-    with patched(sagemaker.utils, "validate_sagemaker_config", lambda config=None: None):
+    with patch.object(sagemaker.utils, "validate_sagemaker_config", lambda config=None: None):
         results["what-if"] = [pair(index, "noval") for index in range(what_ifs)]
     return results
 
