@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 
 from ..domain.offerings import Capacity, ExtensionOffering, PlanOffering
-from ..domain.training_plans import Extension, ReservedCapacity, TrainingPlan, hours_and_minutes
+from ..domain.plan_records import Extension, ReservedCapacity, TrainingPlan, hours_and_minutes
 from ..domain.zones import zone_id
 from .service_model import service_model
 

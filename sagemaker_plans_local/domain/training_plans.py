@@ -23,9 +23,8 @@ from .capacity import CapacityInventory
 from .clock import VirtualClock
 from .errors import InUse, NotFound
 from .offerings import Capacity, ExtensionOffering, PlanOffering, search_extensions, search_offerings
-from .plan_records import (  # noqa: F401  (records re-exported: importers use this module)
-    CUTOFF, LATE_PAYMENT, MESSAGES, PAYMENT_DEADLINE, Extension, Listener, PlanScript,
-    ReservedCapacity, TrainingPlan, check_extendable, forget_expired, hours_and_minutes, spares_for)
+from .plan_records import (LATE_PAYMENT, MESSAGES, PAYMENT_DEADLINE, Extension, Listener, PlanScript,
+                           ReservedCapacity, TrainingPlan, check_extendable, forget_expired, spares_for)
 from .pricing import PriceList
 from .settings import Settings
 
