@@ -6,10 +6,12 @@ import json
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given, settings, strategies as st
 
+from sagemaker_plans_local import LocalBackend
 from tests.api.test_clusters_api import group
 from tests.conformance import assert_conforms
-from tests.plan_helpers import buy
+from tests.plan_helpers import START, buy
 
 M5 = "ml.m5.xlarge"
 
@@ -96,3 +98,25 @@ def test_bad_tokens_are_validation_errors_on_every_list(clusters):
         with pytest.raises(ClientError) as excinfo:
             call()
         assert excinfo.value.response["Error"]["Code"] == "ValidationException"
+
+
+@settings(max_examples=15, deadline=None)
+@given(names=st.lists(st.from_regex(r"[a-c]{1,3}", fullmatch=True), unique=True, max_size=8),
+       contains=st.sampled_from([None, "a", "bc"]), sort=st.sampled_from(["CREATION_TIME", "NAME"]),
+       descending=st.booleans(), limit=st.integers(1, 4))
+def test_walking_list_clusters_yields_the_filtered_clusters_once(names, contains, sort, descending, limit):
+    with LocalBackend(start_time=START) as backend:
+        sm = backend.client()
+        for name in names:
+            sm.create_cluster(ClusterName=name, InstanceGroups=[group("g", 1, M5)])
+        order = sorted(range(len(names)), key=lambda i: (names[i] if sort == "NAME" else 0, i), reverse=descending)
+        expected = [names[i] for i in order if contains is None or contains in names[i]]
+        query = {"SortBy": sort, "SortOrder": "Descending" if descending else "Ascending", "MaxResults": limit,
+                 **({"NameContains": contains} if contains else {})}
+        seen, pages, token = [], 0, None
+        while True:
+            response = sm.list_clusters(**query, **({"NextToken": token} if token else {}))
+            seen, pages, token = seen + cluster_names(response), pages + 1, response.get("NextToken")
+            if not token:
+                break
+        assert seen == expected and pages == max(1, -(-len(names) // limit))
