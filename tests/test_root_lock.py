@@ -116,6 +116,14 @@ def test_a_never_closed_backend_removes_its_temporary_root_at_exit():
     assert root.name.startswith("sagemaker-plans-local-") and not root.exists()
 
 
+def test_the_process_wide_default_backend_is_closed_at_exit():
+    code = ("import json; from sagemaker_plans_local.sdk.default_backend import default_backend; "
+            "print(json.dumps(str(default_backend().root)))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert not Path(json.loads(result.stdout)).exists()
+
+
 RUNNING_AT_EXIT = textwrap.dedent("""
     import json, sys
     from sagemaker_plans_local import LocalBackend

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import atexit
 import threading
 
 from ..backend import LocalBackend
@@ -12,10 +11,9 @@ _backend: LocalBackend | None = None
 
 
 def default_backend() -> LocalBackend:
-    """One LocalBackend per process, on the wall clock, created on first use."""
+    """One LocalBackend per process, on the wall clock, created on first use (closed at exit)."""
     global _backend
     with _lock:
         if _backend is None:
             _backend = LocalBackend()
-            atexit.register(_backend.close)
         return _backend
