@@ -1,7 +1,7 @@
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from sagemaker_plans_local.domain.clock import VirtualClock
 
@@ -78,6 +78,7 @@ def test_rescheduling_50_000_times_keeps_a_handful_of_entries():
     assert fired == [START + timedelta(hours=1, seconds=49_999)] and clock.queued() == 0
 
 
+@settings(max_examples=50)
 @given(st.lists(st.tuples(st.integers(min_value=0, max_value=100), st.booleans()), max_size=60),
        st.integers(min_value=0, max_value=120))
 def test_compaction_keeps_exactly_the_live_events(plan, advance_by):
