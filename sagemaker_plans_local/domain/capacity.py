@@ -90,7 +90,9 @@ class CapacityInventory:
         self._zones: dict[str, list[str]] = {}
         self._searches = 0
         self._memo: dict = {}
-        self._memo_version = 0
+        # Changes per instance type (or UltraServer type), and clears: what a remembered value depends on.
+        self._changes: dict[str, int] = {}
+        self._clears = 0
 
     # -- changes -------------------------------------------------------------
     def add(self, instance_type: str, instance_count: int, availability_zone: str,
@@ -102,7 +104,7 @@ class CapacityInventory:
             self._steps[key] = _Steps()
             self._zones[instance_type] = sorted({*self._zones.get(instance_type, ()), availability_zone})
         self._steps[key].shift(start, end, instance_count)
-        self.version += 1
+        self._changed(instance_type)
 
     def give_back(self, instance_type: str, availability_zone: str, start: datetime,
                   end: datetime, count: int) -> None:
@@ -122,12 +124,14 @@ class CapacityInventory:
                 f"only {free} {instance_type} free in {availability_zone} over "
                 f"[{start.isoformat()}, {end.isoformat()}), {count} requested")
         self._steps[(instance_type, availability_zone)].shift(start, end, -count)
-        self.version += 1
+        self._changed(instance_type)
 
     def clear(self) -> None:
         """Forget all capacity (and which AZs ever had some)."""
         self._steps.clear()
         self._zones.clear()
+        self._memo.clear()
+        self._clears += 1
         self.version += 1
 
     # -- queries -------------------------------------------------------------
@@ -176,25 +180,31 @@ class CapacityInventory:
                     pieces.append(CapacityBlock(instance_type, az, times[k], times[k + 1], counts[k]))
         return pieces
 
-    def remembered(self, key: Hashable, compute: Callable[[], T]) -> T:
-        """``compute()``, remembered under ``key`` until the inventory next changes.
+    def remembered(self, key: Hashable, instance_type: str, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered under ``key`` until the capacity of ``instance_type`` next changes.
 
-        For pure functions of the inventory (a search's candidate blocks): a
-        repeated search costs a lookup until capacity is added, sold or returned.
+        For pure functions of one type's capacity (a search's candidate blocks):
+        a repeated search costs a lookup until capacity of that type is added,
+        sold or returned; changes to other types keep it.
         """
-        if self._memo_version != self.version:
+        stamp = (self._clears, self._changes.get(instance_type, 0))
+        entry = self._memo.get(key)
+        if entry is not None and entry[0] == stamp:
+            return entry[1]
+        if len(self._memo) >= _MEMO_LIMIT:
             self._memo.clear()
-            self._memo_version = self.version
-        if key not in self._memo:
-            if len(self._memo) >= _MEMO_LIMIT:
-                self._memo.clear()
-            self._memo[key] = compute()
-        return self._memo[key]
+        value = compute()
+        self._memo[key] = (stamp, value)
+        return value
 
     def next_search_number(self) -> int:
         """A new number for each offering search, so ids from two searches never collide."""
         self._searches += 1
         return self._searches
+
+    def _changed(self, instance_type: str) -> None:
+        self._changes[instance_type] = self._changes.get(instance_type, 0) + 1
+        self.version += 1
 
     @staticmethod
     def _checked(count: int, start: datetime, end: datetime) -> tuple[datetime, datetime]:

@@ -105,10 +105,11 @@ class _Zones:
         if self.longest[az] < days:
             return found
         for a, c in self.runs[az]:
-            found.extend(range(max(a, low), min(c - days, high) + 1))
-            if len(found) >= MAX_OFFERINGS:
+            first = max(a, low)
+            found.extend(range(first, min(c - days, high, first + MAX_OFFERINGS - len(found) - 1) + 1))
+            if len(found) == MAX_OFFERINGS:
                 break
-        return found[:MAX_OFFERINGS]
+        return found
 
 
 def best_picks(runs: dict[str, list[tuple[int, int]]], totals: list[Total], last_start: int,
@@ -117,49 +118,96 @@ def best_picks(runs: dict[str, list[tuple[int, int]]], totals: list[Total], last
 
     Ends are tried in increasing order; all offerings ending at one index are
     collected before the next, so the search stops after the first ends that
-    give three distinct layouts.
+    give three distinct layouts. Two-block offerings are only looked for while
+    they can still make the three.
     """
     zones = _Zones(runs, last_start)
     if not zones.names:
         return []
     longest = max(zones.longest.values())
-    best: dict[tuple, tuple[tuple, tuple[Slot, ...]]] = {}
-
-    def offer(key: tuple, slots: tuple[Slot, ...]) -> None:
-        layout = tuple((j, k) for _, j, k in slots)
-        if layout not in best or key < best[layout][0]:
-            best[layout] = (key, slots)
-
+    picks = _Picks()
+    by_first_start = sorted(totals, key=lambda total: total[1])
     for end in range(1, last_end + 1):
         for days, low, high in totals:
-            _singles(zones, end, days, low, high, offer)
-            _pairs(zones, end, days, low, high, longest, one_zone, offer)
-        if len(best) >= MAX_OFFERINGS:
+            _singles(zones, end, days, low, high, picks)
+        if picks.full():
+            break  # one-block offerings rank before two-block ones with the same end
+        picks.start_pairs()
+        for days, low, high in by_first_start:
+            _pairs(zones, end, days, low, high, longest, one_zone, picks)
+        if picks.full():
             break
-    ranked = sorted(best.values())[:MAX_OFFERINGS]
-    return [slots for _, slots in ranked]
+    return picks.ranked()
 
 
-def _singles(zones: _Zones, end: int, days: int, low: int, high: int, offer) -> None:
+class _Picks:
+    """The best offering per layout (its blocks' grid times) found so far."""
+
+    def __init__(self) -> None:
+        self.best: dict[tuple, tuple[tuple, tuple[Slot, ...]]] = {}
+        self.pairs: list[tuple[int, int]] = []  # (j1, j2) of the pair layouts found at this end
+        self.needed = MAX_OFFERINGS
+
+    def full(self) -> bool:
+        return len(self.best) >= MAX_OFFERINGS
+
+    def start_pairs(self) -> None:
+        self.pairs, self.needed = [], MAX_OFFERINGS - len(self.best)
+
+    def bound(self) -> tuple[int, int] | None:
+        """Pairs ranking after this (first start, second start) cannot make the three any more."""
+        return self.pairs[self.needed - 1] if len(self.pairs) >= self.needed else None
+
+    def offer(self, key: tuple, slots: tuple[Slot, ...]) -> None:
+        layout = tuple((j, k) for _, j, k in slots)
+        if layout not in self.best:
+            if len(slots) == 2:
+                self.pairs.append((slots[0][1], slots[1][1]))
+                self.pairs.sort()
+            self.best[layout] = (key, slots)
+        elif key < self.best[layout][0]:
+            self.best[layout] = (key, slots)
+
+    def ranked(self) -> list[tuple[Slot, ...]]:
+        return [slots for _, slots in sorted(self.best.values())[:MAX_OFFERINGS]]
+
+
+def _singles(zones: _Zones, end: int, days: int, low: int, high: int, picks: _Picks) -> None:
     j = end - days
     if low <= j <= high:
         for az in zones.names:
             if zones.fits(az, j, end):
-                offer((end, 1, j, 0, 0, False, az, ""), ((az, j, end),))
+                picks.offer((end, 1, j, 0, 0, False, az, ""), ((az, j, end),))
 
 
 def _pairs(zones: _Zones, end: int, days: int, low: int, high: int, longest: int,
-           one_zone: bool, offer) -> None:
-    """Two blocks totalling ``days``, the second ending at ``end``."""
-    for second in range(max(1, days - longest), min(days - 1, longest) + 1):
+           one_zone: bool, picks: _Picks) -> None:
+    """Two blocks totalling ``days``, the second ending at ``end``, second starts in increasing order.
+
+    For each first block only its best second AZ is offered (one AZ before
+    two, then AZ names): the layout is the same whatever the AZs.
+    """
+    for second in range(min(days - 1, longest), max(1, days - longest) - 1, -1):
         j2, first = end - second, days - second
+        bound = picks.bound()
+        if bound is not None and (low, j2) > bound:
+            return  # later second starts rank lower still
         if j2 - first < low or j2 > zones.last_start:
             continue
-        for az2 in zones.names:
-            if not zones.fits(az2, j2, end):
-                continue
-            for az1 in ((az2,) if one_zone else zones.names):
-                gap = 1 if az1 == az2 else 0  # in one AZ, adjacent blocks would be one block
-                for j1 in zones.starts(az1, first, low, min(high, j2 - first - gap)):
-                    k1 = j1 + first
-                    offer((end, 2, j1, j2, k1, az1 != az2, az1, az2), ((az1, j1, k1), (az2, j2, end)))
+        top = min(high, j2 - first) if bound is None else min(high, j2 - first, bound[0])
+        homes = [az for az in zones.names if zones.fits(az, j2, end)]
+        for az1 in (homes if one_zone else zones.names):
+            for j1 in zones.starts(az1, first, low, top):
+                k1 = j1 + first
+                az2 = _second_zone(az1, homes, k1 < j2, one_zone)
+                if az2 is not None:
+                    picks.offer((end, 2, j1, j2, k1, az1 != az2, az1, az2), ((az1, j1, k1), (az2, j2, end)))
+
+
+def _second_zone(az1: str, homes: list[str], gap: bool, one_zone: bool) -> str | None:
+    """The best AZ for a second block after one in ``az1``; in one AZ the blocks need a gap."""
+    if gap and az1 in homes:
+        return az1
+    if one_zone:
+        return None
+    return next((az for az in homes if az != az1), None)

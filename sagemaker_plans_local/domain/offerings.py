@@ -186,7 +186,7 @@ def search_offerings(inventory: CapacityInventory, prices: PriceList, *, now: da
 
     picks = inventory.remembered(
         ("offerings", capacity.key, capacity.units, duration_hours, one_zone, grid.origin,
-         last_start, last_end), find)
+         last_start, last_end), capacity.key, find)
     if not picks:
         return []
     number = inventory.next_search_number()

@@ -166,3 +166,23 @@ def test_inventory_matches_a_brute_force_model(operations, q_start, q_length, ne
             rebuilt[block.availability_zone][i] += block.count
         previous = block
     assert rebuilt == model
+
+
+def test_remembered_values_last_until_their_type_changes():
+    inventory = CapacityInventory()
+    calls = []
+
+    def compute():
+        calls.append(len(calls) + 1)
+        return calls[-1]
+
+    assert inventory.remembered("search", P5, compute) == 1
+    assert inventory.remembered("search", P5, compute) == 1
+    inventory.add("ml.trn2.48xlarge", 1, AZ, at(0), at(1))  # another type: still remembered
+    assert inventory.remembered("search", P5, compute) == 1
+    inventory.add(P5, 1, AZ, at(0), at(1))
+    assert inventory.remembered("search", P5, compute) == 2
+    inventory.remove(P5, AZ, at(0), at(1), 1)
+    assert inventory.remembered("search", P5, compute) == 3
+    inventory.clear()
+    assert inventory.remembered("search", P5, compute) == 4
