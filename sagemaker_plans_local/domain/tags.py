@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Iterator, Protocol, Sequence
 import attrs
 
 from .clusters import Clusters
-from .errors import InvalidRequest
+from .errors import DomainError, InvalidRequest
 from .training_jobs import TrainingJobs
 from .training_plans import TrainingPlan, TrainingPlans
 
@@ -73,12 +73,11 @@ class ResourceTags:
 
     def __init__(self, training_jobs: TrainingJobs, training_plans: TrainingPlans,
                  clusters: Clusters) -> None:
-        plans = training_plans.all
-        self._kinds: dict[str, Callable[[], Iterable[_Resource]]] = {
-            "training-job": training_jobs.all,
-            "training-plan": plans,
-            "reserved-capacity": lambda: (rc for plan in plans() for rc in plan.capacities),
-            "cluster": clusters.all,
+        self._kinds: dict[str, Callable[[str], _Resource]] = {
+            "training-job": training_jobs.get,
+            "training-plan": training_plans.get,
+            "reserved-capacity": lambda arn: training_plans.reserved_capacity(arn)[1],
+            "cluster": clusters.get,
         }
         self._sets: dict[str, _TagSet] = {}
 
@@ -124,12 +123,18 @@ class ResourceTags:
         return tag_set
 
     def _resource(self, arn: str) -> _Resource:
+        """The resource ``arn`` names: one lookup by its id (or ARN), never a scan of all."""
         canonical = _canonical(arn)
         parts = canonical.split(":", 5)
-        kind = parts[5].partition("/")[0] if len(parts) == 6 else ""
-        resources = self._kinds.get(kind, lambda: ())()
-        found = next((r for r in resources if r.arn == canonical), None)
-        if found is None:
+        kind, _, resource_id = parts[5].partition("/") if len(parts) == 6 else ("", "", "")
+        lookup = self._kinds.get(kind)
+        found: _Resource | None = None
+        if lookup is not None and resource_id:
+            try:
+                found = lookup(canonical if kind in ("reserved-capacity", "cluster") else resource_id)
+            except DomainError:
+                found = None
+        if found is None or found.arn != canonical:
             self._sets.pop(canonical, None)
             raise InvalidRequest(f"Could not find resource {arn}.")
         return found
