@@ -21,9 +21,14 @@ change AZ between blocks, every other target keeps one AZ.
 
 Ranking, best first (*chosen*), at most 3 offerings that differ in their
 blocks' times: earliest end of the last block; then one block before two;
-then earliest start; then earliest start of the second block; then, among
-AZs for the same times, one AZ before two, then AZ names. One answer may so
-mix one- and two-block offerings.
+then earliest start; then earliest start of the second block; then earliest
+end of the first; among AZs for the same times, one AZ before two, then AZ
+names. One answer may so mix one- and two-block offerings (as the guide's
+48-hour example does).
+
+UltraServers. A search by UltraServerType and UltraServerCount reserves
+whole UltraServers: the inventory counts them under the UltraServer type,
+and the offering's instances are count x the UltraServer's instances.
 """
 
 from __future__ import annotations
