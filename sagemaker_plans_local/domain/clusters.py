@@ -436,7 +436,7 @@ def _check_unique(names: list[str], member: str = "InstanceGroups") -> None:
 
 
 def _check_size(group_spec: Mapping, plan: TrainingPlan) -> None:
-    if group_spec["InstanceCount"] > plan.instance_count:
+    if group_spec["InstanceCount"] > plan.usable_count:  # UltraServer spares are held back
         raise InvalidRequest(f"The instance count {group_spec['InstanceCount']} of instance group "
-                             f"{group_spec['InstanceGroupName']} exceeds the {plan.instance_count} "
+                             f"{group_spec['InstanceGroupName']} exceeds the {plan.usable_count} "
                              f"instances of training plan {plan.name}.")

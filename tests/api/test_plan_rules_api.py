@@ -5,6 +5,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from tests.conformance import assert_conforms
@@ -211,3 +212,26 @@ def test_search_rules_through_raw_json(backend):
         assert fragment in document["message"], document
     status, document = raw(backend, "SearchTrainingPlanOfferings", {**base, "TargetResources": ["endpoint"]})
     assert status == 200 and document["TrainingPlanOfferings"]
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hours=st.integers(-5, 200 * 24), count=st.sampled_from([0, 1, 2, 3, 8, 64, 300]),
+       after=st.none() | st.integers(-3 * 3600, 60 * 86400), window=st.none() | st.integers(-86400, 20 * 86400),
+       target=st.sampled_from(["training-job", "hyperpod-cluster", "endpoint", "studio-apps", "notebook"]))
+def test_any_search_is_answered_or_refused_aws_style(backend, hours, count, after, window, target):
+    body = {"InstanceType": P5, "InstanceCount": count, "DurationHours": hours, "TargetResources": [target]}
+    if after is not None:
+        body["StartTimeAfter"] = (START + timedelta(seconds=after)).timestamp()
+    if window is not None:
+        body["EndTimeBefore"] = (START + timedelta(seconds=(after or 0) + window)).timestamp()
+    status, document = raw(backend, "SearchTrainingPlanOfferings", body)
+    assert status in (200, 400), document
+    if status == 400:
+        assert document["__type"] == "ValidationException"
+        return
+    for offering in document["TrainingPlanOfferings"]:
+        total = offering["DurationHours"] * 60 + offering["DurationMinutes"]
+        assert total >= hours * 60
+        assert offering["TargetResources"] == [target]
+        starts = [block["StartTime"] for block in offering["ReservedCapacityOfferings"]]
+        assert min(starts) >= (START + timedelta(minutes=30)).timestamp()

@@ -7,6 +7,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from tests.conformance import assert_conforms
+from tests.conftest import create_request
 from tests.plan_helpers import START, advance_to
 
 ULTRA = "ml.u-p6e-gb200x72"  # 18 x ml.p6e-gb200.36xlarge
@@ -135,3 +136,41 @@ def test_instance_plans_take_no_spares_and_list_no_ultraservers(sm, backend):
 def test_default_inventory_sells_ultraservers(sm):
     offerings = search(sm, count=1)["TrainingPlanOfferings"]
     assert offerings and offerings[0]["ReservedCapacityOfferings"][0]["ReservedCapacityType"] == "UltraServer"
+
+
+def test_jobs_and_instance_groups_use_all_but_the_spares(sm, backend):
+    backend.capacity.clear()
+    backend.capacity.add(ULTRA, 2, "us-east-1b", START, START + timedelta(days=10))
+    plans = {}
+    for target in ("training-job", "hyperpod-cluster"):
+        offering = sm.search_training_plan_offerings(
+            UltraServerType=ULTRA, UltraServerCount=1, DurationHours=48,
+            TargetResources=[target])["TrainingPlanOfferings"][0]
+        plans[target] = sm.create_training_plan(
+            TrainingPlanName=target, TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])["TrainingPlanArn"]
+    backend.clock.advance(60)
+
+    request = create_request("big", keep_alive=None)
+    request["ResourceConfig"].update(InstanceType=GB200, InstanceCount=18, TrainingPlanArn=plans["training-job"])
+    with pytest.raises(ClientError) as excinfo:
+        sm.create_training_job(**request)
+    assert error_of(excinfo) == ("ValidationException", "The instance count 18 exceeds the 17 usable "
+                                                        "instances of training plan training-job.")
+    request["ResourceConfig"]["InstanceCount"] = 17
+    sm.create_training_job(**request)
+    group = {"InstanceGroupName": "g", "InstanceType": GB200, "InstanceCount": 18,
+             "TrainingPlanArn": plans["hyperpod-cluster"], "ExecutionRole": "arn:aws:iam::123456789012:role/R",
+             "LifeCycleConfig": {"SourceS3Uri": "s3://b/l", "OnCreate": "on_create.sh"}}
+    with pytest.raises(ClientError) as excinfo:
+        sm.create_cluster(ClusterName="c", InstanceGroups=[group])
+    assert "exceeds the 17 instances" in error_of(excinfo)[1]
+
+    start = sm.describe_training_plan(TrainingPlanName="training-job")["StartTime"]
+    advance_to(backend, start)
+    plan = sm.describe_training_plan(TrainingPlanName="training-job")
+    assert (plan["InUseInstanceCount"], plan["AvailableInstanceCount"], plan["AvailableSpareInstanceCount"]) == (
+        17, 0, 1)
+    rc = plan["ReservedCapacitySummaries"][0]["ReservedCapacityArn"]
+    (server,) = sm.list_ultra_servers_by_reserved_capacity(ReservedCapacityArn=rc)["UltraServers"]
+    assert (server["InUseInstanceCount"], server["AvailableInstanceCount"], server["AvailableSpareInstanceCount"]) == (
+        17, 0, 1)
