@@ -155,14 +155,15 @@ class PlanQueue:
             return
         limit = job.max_pending_seconds
         budget = (timedelta(seconds=limit) if limit else DEFAULT_MAX_PENDING) - self._waited.get(job.name, timedelta(0))
-        if limit:
-            def expire(t: datetime) -> None:
-                self._stop(job, t, PENDING_STOPPED)
-        else:
-            def expire(t: datetime) -> None:
-                self._fail(job, t, INSUFFICIENT_CAPACITY.format(plan=job.plan.name))
-        event = self._clock.schedule(at + max(budget, timedelta(0)), expire)
+        event = self._clock.schedule(at + max(budget, timedelta(0)), lambda t: self._pending_too_long(job, t))
         self._timers[job.name] = (event, at)
+
+    def _pending_too_long(self, job: "TrainingJob", at: datetime) -> None:
+        """An explicit MaxPendingTimeInSeconds stops the job; the default limit fails it."""
+        if job.max_pending_seconds:
+            self._stop(job, at, PENDING_STOPPED)
+        else:
+            self._fail(job, at, INSUFFICIENT_CAPACITY.format(plan=job.plan.name))
 
     def _stop_timer(self, job: "TrainingJob", at: datetime) -> None:
         entry = self._timers.pop(job.name, None)
