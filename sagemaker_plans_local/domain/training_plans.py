@@ -138,10 +138,12 @@ class TrainingPlans:
             self._schedule_block(plan, rc)
         paid_at = now + timedelta(seconds=self._settings.plan_payment_seconds)
         deadline = plan.start - PAYMENT_DEADLINE
-        if paid_at > deadline:
-            self._clock.schedule(max(now, deadline), lambda at: self._fail_payment(plan, at, LATE_PAYMENT))
-        else:
+        if paid_at <= deadline:
             self._clock.schedule(paid_at, lambda at: self._settle_payment(plan, at))
+        elif deadline > now:
+            self._clock.schedule(deadline, lambda at: self._fail_payment(plan, at, LATE_PAYMENT))
+        else:  # bought too late to pay in time (chosen: created, and Failed at once)
+            self._fail_payment(plan, now, LATE_PAYMENT)
         return plan
 
     def extend(self, offering_id: str) -> tuple[TrainingPlan, Extension]:

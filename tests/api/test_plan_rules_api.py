@@ -83,6 +83,18 @@ def test_a_payment_that_cannot_settle_5_minutes_before_the_start_fails(sm, backe
     assert again["TrainingPlanOfferings"]  # the capacity is back
 
 
+def test_an_offering_bought_too_late_to_pay_in_time_fails_at_once(sm, backend):
+    from_now(backend)
+    offering = sm.search_training_plan_offerings(
+        InstanceType=P5, InstanceCount=2, DurationHours=24, TargetResources=["training-job"])[
+        "TrainingPlanOfferings"][0]
+    backend.clock.advance(26 * 60)  # the first block starts in 4 minutes
+    sm.create_training_plan(TrainingPlanName="tardy", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])
+    plan = sm.describe_training_plan(TrainingPlanName="tardy")
+    assert plan["Status"] == "Failed" and plan["StatusMessage"].startswith("Payment could not be completed")
+    assert {rc["Status"] for rc in plan["ReservedCapacitySummaries"]} == {"Failed"}
+
+
 def test_a_payment_that_settles_in_time_schedules_the_plan(sm, backend):
     from_now(backend)
     backend.settings.plan_payment_seconds = 25 * 60 - 1
