@@ -87,7 +87,7 @@ class _Zones:
         self.last_start = last_start
         self.names = sorted(runs)
         self.longest = {az: max((c - a for a, c in spans), default=0) for az, spans in runs.items()}
-        self.reach = {}
+        self.reach: dict[str, list[int]] = {}
         for az, spans in runs.items():
             reach = list(range(last_start + 1))
             for a, c in spans:
