@@ -23,6 +23,7 @@ def build(jobs: int):
     from sagemaker_plans_local import LocalBackend
 
     backend = LocalBackend(start_time=START)
+    backend.settings.instance_quota = None  # a load test holds more instances than any account quota
     client = backend.client()
     for i in range(jobs):
         name = f"list-{(i * 7919) % jobs:06d}"

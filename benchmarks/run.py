@@ -186,6 +186,7 @@ def build_backend(jobs: int, keep_alive: int):
     from sagemaker_plans_local import LocalBackend
 
     backend = LocalBackend(start_time=START)
+    backend.settings.instance_quota = None  # a load test holds more instances than any account quota
     client = backend.client()
     names = [f"pool-{i:05d}" for i in range(jobs)]
     started = time.perf_counter()

@@ -9,7 +9,8 @@ from hypothesis import given, settings, strategies as st
 
 from sagemaker_plans_local.api.errors import ApiError
 from sagemaker_plans_local.api.service_model import operation_model, service_model
-from sagemaker_plans_local.api.validation import compile_pattern, validate_request, violations
+from sagemaker_plans_local.api.patterns import matcher
+from sagemaker_plans_local.api.validation import validate_request, violations
 
 CREATE = operation_model("CreateTrainingJob")
 MODEL = service_model()
@@ -45,7 +46,7 @@ def shape(name):
 def test_every_pattern_in_the_model_compiles():
     assert len(PATTERNED) > 100
     for name in PATTERNED:
-        compile_pattern(shape(name).metadata["pattern"])
+        matcher(shape(name).metadata["pattern"])
 
 
 def test_a_valid_request_has_no_violations():
@@ -250,8 +251,16 @@ def test_recursive_shapes():
     ]
 
 
-def test_unknown_members_are_ignored():
+def test_unknown_members_are_not_validated_here():  # the wire refuses them first
     assert problems(Unheard={"Of": 1}, ResourceConfig=resources(Colour="red")) == []
+
+
+def test_explicit_null_of_an_optional_member():
+    assert problems(VpcConfig=None, ResourceConfig=resources(KeepAlivePeriodInSeconds=None)) == [
+        "Value null at 'resourceConfig.keepAlivePeriodInSeconds' failed to satisfy constraint: "
+        "Member must not be null",
+        "Value null at 'vpcConfig' failed to satisfy constraint: Member must not be null",
+    ]
 
 
 def test_path_prefix():

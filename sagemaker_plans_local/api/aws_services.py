@@ -28,7 +28,7 @@ from ..domain.errors import DomainError
 from .errors import ApiError, constraint_violations
 from .service_model import service_model
 from .validation import violations
-from .wire import decode_input, encode_output
+from .wire import encode_output, read_request
 from . import xml_wire
 
 log = logging.getLogger(__name__)
@@ -187,15 +187,9 @@ class JsonService(AwsService):
 
     def _answer(self, handler, region, model, request_dict, request_id):
         try:
-            raw = json.loads(xml_wire.read_body(request_dict.get("body")) or b"{}")
-        except ValueError:
-            raise ServiceError("SerializationException", "The request body is not valid JSON.") from None
-        if not isinstance(raw, dict):
-            raise ServiceError("SerializationException", "The request body must be a JSON object.")
-        try:
-            params = decode_input(model.input_shape, raw)
-        except ApiError as error:  # an undecodable timestamp or blob
-            raise ServiceError(self.VALIDATION_CODE, error.message) from None
+            params = read_request(model.input_shape, xml_wire.read_body(request_dict.get("body")))
+        except ApiError as error:  # what the JSON deserializer refuses
+            raise ServiceError(error.code, error.message) from None
         if model.input_shape is not None:
             problems = violations(model.input_shape, params)
             if problems:

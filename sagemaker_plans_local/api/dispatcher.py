@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Callable
 
@@ -12,7 +11,7 @@ from . import clusters, tags, training_jobs, training_plans
 from .errors import ApiError
 from .service_model import service_model
 from .validation import validate_request
-from .wire import decode_input, encode_output
+from .wire import encode_output, read_request
 
 log = logging.getLogger(__name__)
 
@@ -70,13 +69,7 @@ class SageMakerApi:
         if handler is None:
             raise not_implemented(operation_name)
         operation = self._model.operation_model(operation_name)
-        try:
-            raw = json.loads(body or b"{}")
-        except ValueError:
-            raise ApiError("SerializationException", "The request body is not valid JSON.") from None
-        if not isinstance(raw, dict):
-            raise ApiError("SerializationException", "The request body must be a JSON object.")
-        params = decode_input(operation.input_shape, raw)
+        params = read_request(operation.input_shape, body)
         validate_request(operation, params)
         emulation = self._emulation
         with emulation.lock:

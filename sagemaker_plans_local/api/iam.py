@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from typing import Callable
 from urllib.parse import quote
 
+from ..domain.arns import arn
 from ..domain.clock import Clock
 from .aws_services import QueryService, operation
 
@@ -25,9 +26,8 @@ TRUST_POLICY = {
 }
 
 
-
 class IamApi(QueryService):
-    """GetRole answers ``arn:aws:iam::<account>:role/<RoleName>`` for any valid name."""
+    """GetRole answers ``arn:<partition>:iam::<account>:role/<RoleName>`` for any valid name."""
 
     service_name = "iam"
 
@@ -38,8 +38,9 @@ class IamApi(QueryService):
         self._created: dict[str, datetime] = {}
         self._lock = threading.Lock()
 
-    def role_arn(self, role_name: str, path: str = "/") -> str:
-        return f"arn:aws:iam::{self.account_id}:role{path}{role_name}"
+    def role_arn(self, region: str, role_name: str, path: str = "/") -> str:
+        """The role's ARN in ``region``'s partition (IAM ARNs name no region)."""
+        return arn(region, "iam", self.account_id, f"role{path}{role_name}", regional=False)
 
     @operation("GetRole")
     def get_role(self, region: str, params: dict) -> dict:
@@ -52,7 +53,7 @@ class IamApi(QueryService):
             "Path": "/",
             "RoleName": name,
             "RoleId": role_id,
-            "Arn": self.role_arn(name),
+            "Arn": self.role_arn(region, name),
             "CreateDate": created,
             "AssumeRolePolicyDocument": quote(json.dumps(TRUST_POLICY, separators=(",", ":"))),
             "MaxSessionDuration": 3600,

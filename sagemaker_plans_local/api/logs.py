@@ -15,6 +15,7 @@ import binascii
 import json
 from typing import Callable
 
+from ..domain.arns import arn
 from ..domain.log_streams import (InvalidLogRequest, LogGroupAlreadyExists, LogGroupNotFound, LogStore,
                                   LogStreamAlreadyExists, LogStreamNotFound)
 from .aws_services import JsonService, ServiceError, operation
@@ -42,7 +43,7 @@ class LogsApi(JsonService):
         self.account_id = account_id
 
     def group_arn(self, region: str, group: str) -> str:
-        return f"arn:aws:logs:{region}:{self.account_id}:log-group:{group}"
+        return arn(region, "logs", self.account_id, f"log-group:{group}")
 
     @operation("CreateLogGroup")
     def create_log_group(self, region: str, params: dict) -> dict:

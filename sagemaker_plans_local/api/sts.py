@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..domain.arns import arn
 from .aws_services import QueryService, operation
 
 #: The IAM user every caller is (documented in docs/backend.md).
@@ -13,7 +14,7 @@ USER_ID = "AIDASAGEMAKERPLANSLOCAL"
 
 
 class StsApi(QueryService):
-    """GetCallerIdentity answers ``arn:aws:iam::<account>:user/sagemaker-plans-local``."""
+    """GetCallerIdentity answers ``arn:<partition>:iam::<account>:user/sagemaker-plans-local``."""
 
     service_name = "sts"
 
@@ -21,10 +22,10 @@ class StsApi(QueryService):
         super().__init__(on_request)
         self.account_id = account_id
 
-    @property
-    def caller_arn(self) -> str:
-        return f"arn:aws:iam::{self.account_id}:user/{USER_NAME}"
+    def caller_arn(self, region: str) -> str:
+        """The caller's ARN in ``region``'s partition (IAM ARNs name no region)."""
+        return arn(region, "iam", self.account_id, f"user/{USER_NAME}", regional=False)
 
     @operation("GetCallerIdentity")
     def get_caller_identity(self, region: str, params: dict) -> dict:
-        return {"UserId": USER_ID, "Account": self.account_id, "Arn": self.caller_arn}
+        return {"UserId": USER_ID, "Account": self.account_id, "Arn": self.caller_arn(region)}

@@ -25,26 +25,24 @@ pattern, enum.  Values are rendered as AWS does: ``'text'``, ``'5'``,
 shortened when long.  A value of the wrong JSON type for its shape fails with
 ``Member must be of type <shape type>`` (``string``, ``integer``, ``list``, ...);
 timestamps and blobs are expected decoded (``datetime``, ``bytes``, see
-:mod:`.wire`).  Unknown structure members are ignored, as AWS does.
+:mod:`.wire`); members a structure does not define are not checked here.
 
-Patterns are Java regular expressions matched against the whole value.  They
-are compiled with the ``regex`` module after a small translation to Java's
-semantics: UTF-16 surrogate pairs become code points, a quantifier after ``$``
-is dropped, ``.`` excludes Java's line terminators, and ``\\w \\d \\s`` (with
-their negations) and the POSIX classes such as ``\\p{Alnum}`` are US-ASCII as
-in Java.  Unicode categories (``\\p{L}`` ...) and lookarounds pass through.
+Patterns are Java regular expressions matched against the whole value in
+bounded time (:mod:`.patterns`).  An explicit ``null`` is reported as
+``Member must not be null`` wherever it stands (AWS's wording for a missing
+required member); unknown members never reach validation (:mod:`.wire`
+refuses them).
 """
 
 from __future__ import annotations
 
 import datetime
-import functools
 from typing import Any, Callable
 
-import regex
 from botocore.model import OperationModel, Shape
 
 from .errors import constraint_violations
+from .patterns import matcher
 
 _Check = Callable[[Any, str, list], None]
 _Rule = tuple[Callable[[Any], bool], str]
@@ -64,118 +62,6 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "map": (dict,),
     "structure": (dict,),
 }
-_MAX_CODE_POINT = 0x10FFFF
-
-# Java's US-ASCII predefined and POSIX classes, as code-point ranges.
-_SPACE = ((0x09, 0x0D), (0x20, 0x20))
-_DIGIT = ((0x30, 0x39),)
-_UPPER = ((0x41, 0x5A),)
-_LOWER = ((0x61, 0x7A),)
-_ALPHA = _UPPER + _LOWER
-_ALNUM = _DIGIT + _ALPHA
-_PUNCT = ((0x21, 0x2F), (0x3A, 0x40), (0x5B, 0x60), (0x7B, 0x7E))
-_JAVA_CLASSES = {
-    "w": _DIGIT + _UPPER + ((0x5F, 0x5F),) + _LOWER,
-    "d": _DIGIT,
-    "s": _SPACE,
-    "Lower": _LOWER,
-    "Upper": _UPPER,
-    "ASCII": ((0x00, 0x7F),),
-    "Alpha": _ALPHA,
-    "Digit": _DIGIT,
-    "Alnum": _ALNUM,
-    "Punct": _PUNCT,
-    "Graph": _ALNUM + _PUNCT,
-    "Print": ((0x20, 0x20),) + _ALNUM + _PUNCT,
-    "Blank": ((0x09, 0x09), (0x20, 0x20)),
-    "Cntrl": ((0x00, 0x1F), (0x7F, 0x7F)),
-    "XDigit": _DIGIT + ((0x41, 0x46), (0x61, 0x66)),
-    "Space": _SPACE,
-}
-_QUANTIFIED_GROUP = regex.compile(r"(?<!\\)\)[*+?{]")
-_MATCH_SECONDS = 0.05
-_JAVA_DOT = r"[^\n\r\x85\u2028\u2029]"
-_TOKEN = regex.compile(
-    r"\\u(?P<high>[dD][89abAB][0-9a-fA-F]{2})\\u(?P<low>[dD][c-fC-F][0-9a-fA-F]{2})"
-    r"|\\(?P<shorthand>[wWdDsS])"
-    r"|\\(?P<posix>[pP])\{(?P<name>\w+)\}"
-    r"|\\."
-    r"|\$(?P<quantifier>\{(?P<least>\d+)(?:,\d*)?\}|[?*+])[?+]?"
-    r"|.",
-    regex.DOTALL,
-)
-
-
-def _escape(code: int) -> str:
-    if code < 0x100:
-        return f"\\x{code:02x}"
-    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
-
-
-def _ranges(ranges: tuple[tuple[int, int], ...], negated: bool) -> str:
-    """A character-class body for ``ranges`` (or their complement)."""
-    spans = sorted(ranges)
-    if negated:
-        gaps, start = [], 0
-        for low, high in spans:
-            if low > start:
-                gaps.append((start, low - 1))
-            start = max(start, high + 1)
-        if start <= _MAX_CODE_POINT:
-            gaps.append((start, _MAX_CODE_POINT))
-        spans = gaps
-    return "".join(_escape(low) if low == high else f"{_escape(low)}-{_escape(high)}" for low, high in spans)
-
-
-def _translate(pattern: str) -> str:
-    """Rewrite a Java pattern so that ``regex`` compiles it with Java's meaning."""
-    out, in_class = [], False
-    for token in _TOKEN.finditer(pattern):
-        text = token.group()
-        if token["high"]:
-            code = 0x10000 + ((int(token["high"], 16) - 0xD800) << 10) + int(token["low"], 16) - 0xDC00
-            text = _escape(code)
-        elif token["shorthand"] or (token["posix"] and token["name"] in _JAVA_CLASSES):
-            letter = token["shorthand"] or token["posix"]
-            body = _ranges(_JAVA_CLASSES[token["name"] or letter.lower()], letter.isupper())
-            text = body if in_class else f"[{body}]"
-        elif token["quantifier"]:
-            at_least = 1 if token["quantifier"] == "+" else int(token["least"] or 0)
-            text = "$" if at_least else ""
-        elif in_class:
-            in_class = text != "]"
-        elif text == "[":
-            in_class = True
-        elif text == ".":
-            text = _JAVA_DOT
-        out.append(text)
-    return "".join(out)
-
-
-@functools.lru_cache(maxsize=None)
-def compile_pattern(pattern: str) -> regex.Pattern:
-    """The compiled form of a model ``pattern`` (Java syntax), cached."""
-    return regex.compile(_translate(pattern), regex.V0)
-
-
-def _mismatch(pattern: str) -> Callable[[str], bool]:
-    """A predicate telling whether a value fails ``pattern``.
-
-    A pattern with a quantified group may backtrack exponentially on some
-    inputs; such a match gets a time budget, and running out of it counts as
-    not matching.
-    """
-    compiled = compile_pattern(pattern)
-    if not _QUANTIFIED_GROUP.search(compiled.pattern):
-        return lambda value: compiled.fullmatch(value) is None
-
-    def mismatch(value: str) -> bool:
-        try:
-            return compiled.fullmatch(value, timeout=_MATCH_SECONDS) is None
-        except TimeoutError:
-            return True
-
-    return mismatch
 
 
 def _java_string(value: Any) -> str:
@@ -232,7 +118,8 @@ def _rules(shape: Shape) -> list[_Rule]:
     rules = _bounds(shape, len, "length")
     pattern = shape.metadata.get("pattern")
     if pattern is not None and shape.type_name == "string":
-        rules.append((_mismatch(pattern), f"Member must satisfy regular expression pattern: {pattern}"))
+        matches = matcher(pattern)
+        rules.append((lambda value: not matches(value), f"Member must satisfy regular expression pattern: {pattern}"))
     enum = shape.metadata.get("enum")
     if enum:
         allowed, listed = frozenset(enum), ", ".join(enum)
@@ -295,7 +182,7 @@ def _structure_walker(shape: Shape) -> _Check:
             item = value.get(name)
             if item is not None:
                 check(item, _child(path, lower), out)
-            elif required:
+            elif required or name in value:
                 out.append(_message(None, _child(path, lower), "Member must not be null"))
 
     return walk

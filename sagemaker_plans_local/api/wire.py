@@ -1,8 +1,15 @@
 """The awsJson1_1 codec, driven by the botocore shapes.
 
-Requests: JSON timestamps (epoch seconds, or ISO-8601 strings) become aware UTC
-``datetime``s and base64 blobs become ``bytes``; everything else is left as
-decoded, so a value of the wrong JSON type reaches validation unchanged.
+Requests (:func:`read_request`, :func:`decode_input`): what AWS's JSON
+deserializer refuses is a ``SerializationException`` (HTTP 400) naming the
+spot: a body that is not a JSON object (``NaN``/``Infinity`` are not JSON), a
+body nested more than :data:`MAX_DEPTH` levels, a member its structure does not
+define (at any depth), an ``integer`` outside 32 bits or a ``long`` outside 64,
+a number too large for a ``double``, a string holding a lone UTF-16 surrogate,
+a timestamp that is neither epoch seconds nor ISO-8601 or lies outside
+1970-01-01T00:00:00Z..9999-12-31T23:59:59Z, bad base64 for a blob.  Timestamps
+become aware UTC ``datetime`` and blobs ``bytes``; a value of the wrong JSON
+type and ``null`` are left for validation to report.
 Responses: ``datetime`` becomes epoch seconds (naive ones are UTC), ``bytes``
 base64, ``None`` members are dropped, and a member missing from the shape is a
 programming error (``ValueError``).  Per-shape codecs are built once, lazily,
@@ -14,45 +21,31 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import json
+import math
 from typing import Any, Callable
 
 from botocore.model import Shape
 
-from .errors import constraint_violations
+from .errors import ApiError
 
 _Decode = Callable[[Any, str], Any]
 _Encode = Callable[[Any], Any]
 
 _UTC = datetime.timezone.utc
-_CONVERTED = frozenset({"timestamp", "blob"})
+#: The deepest nesting of arrays and objects a request body may have (the model's deepest is 13).
+MAX_DEPTH = 32
+_EARLIEST = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
+_LATEST = datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=_UTC)
+_INTEGERS = {"integer": (32, -(2**31), 2**31 - 1), "long": (64, -(2**63), 2**63 - 1)}
+
+
+def serialization_error(message: str) -> ApiError:
+    return ApiError("SerializationException", message)
 
 
 def _key(shape: Shape) -> tuple[Any, str]:
     return shape._shape_resolver, shape.name
-
-
-def _children(shape: Shape) -> list[Shape]:
-    if shape.type_name == "structure":
-        return list(shape.members.values())
-    if shape.type_name == "list":
-        return [shape.member]
-    if shape.type_name == "map":
-        return [shape.value]
-    return []
-
-
-def _converts(shape: Shape) -> bool:
-    """Whether a timestamp or blob is reachable from ``shape`` (cycle-safe)."""
-    pending, seen = [shape], {shape.name}
-    while pending:
-        current = pending.pop()
-        if current.type_name in _CONVERTED:
-            return True
-        for child in _children(current):
-            if child.name not in seen:
-                seen.add(child.name)
-                pending.append(child)
-    return False
 
 
 def _child(path: str, name: str) -> str:
@@ -61,56 +54,127 @@ def _child(path: str, name: str) -> str:
     return f"{path}.{lower}" if path else lower
 
 
-def _undecodable(value: Any, path: str, expected: str) -> Exception:
-    return constraint_violations(
-        [f"Value '{value}' at '{path}' failed to satisfy constraint: Member must be {expected}"]
-    )
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
-def _decode_timestamp(value: Any, path: str) -> datetime.datetime:
+def parse_body(body: bytes | str | None) -> dict:
+    """The JSON object a request body holds (an empty body is ``{}``)."""
+    try:
+        document = json.loads(body or b"{}", parse_constant=_not_json)
+    except RecursionError:
+        raise serialization_error(f"The request body is nested more than {MAX_DEPTH} levels deep.") from None
+    except ValueError:
+        raise serialization_error("The request body is not valid JSON.") from None
+    if not isinstance(document, dict):
+        raise serialization_error("The request body must be a JSON object.")
+    return document
+
+
+def _check_depth(document: Any) -> None:
+    pending = [(document, 1)]
+    while pending:
+        value, depth = pending.pop()
+        if depth > MAX_DEPTH:
+            raise serialization_error(f"The request body is nested more than {MAX_DEPTH} levels deep.")
+        children = value.values() if isinstance(value, dict) else value
+        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+
+
+def _unreadable(value: Any, path: str, expected: str) -> ApiError:
+    shown = value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else json.dumps(value)
+    return serialization_error(f"Value '{shown}' at '{path}' can not be converted to {expected}")
+
+
+def _decode_timestamp(value: Any, path: str) -> Any:
+    parsed = None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
-            return datetime.datetime.fromtimestamp(value, _UTC)
+            parsed = datetime.datetime.fromtimestamp(value, _UTC)
         except (OverflowError, OSError, ValueError):
             pass
     elif isinstance(value, str):
         text = value[:-1] + "+00:00" if value.endswith("Z") else value
         try:
-            parsed = datetime.datetime.fromisoformat(text)
-        except ValueError:
+            moment = datetime.datetime.fromisoformat(text)
+            parsed = moment.replace(tzinfo=_UTC) if moment.tzinfo is None else moment.astimezone(_UTC)
+        except (ValueError, OverflowError):
             pass
-        else:
-            return parsed.replace(tzinfo=_UTC) if parsed.tzinfo is None else parsed.astimezone(_UTC)
-    raise _undecodable(value, path, "a timestamp in epoch seconds or ISO-8601 format")
+    else:
+        return value  # the wrong JSON type: validation reports it
+    if parsed is None or not _EARLIEST <= parsed <= _LATEST:
+        raise _unreadable(value, path, "a timestamp (epoch seconds or ISO-8601, from 1970-01-01T00:00:00Z "
+                                       "to 9999-12-31T23:59:59Z)")
+    return parsed
 
 
-def _decode_blob(value: Any, path: str) -> bytes:
+def _decode_blob(value: Any, path: str) -> Any:
+    if not isinstance(value, str):
+        return value
     try:
         return base64.b64decode(value, validate=True)
-    except (binascii.Error, TypeError, ValueError):
-        raise _undecodable(value, path, "base64-encoded binary data") from None
+    except (binascii.Error, ValueError):
+        raise _unreadable(value, path, "binary data (base64)") from None
 
 
-_DECODERS: dict[tuple[Any, str], _Decode | None] = {}
+def _check_text(value: Any, path: str) -> Any:
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise serialization_error(f"Value at '{path}' is not Unicode text: it holds a lone UTF-16 "
+                                      "surrogate.") from None
+    return value
 
 
-def _decoder(shape: Shape) -> _Decode | None:
-    """The cached decoder for ``shape``; ``None`` when nothing below it needs decoding."""
+def _number_decoder(kind: str) -> _Decode:
+    if kind in _INTEGERS:
+        bits, low, high = _INTEGERS[kind]
+
+        def decode_integer(value: Any, path: str) -> Any:
+            if isinstance(value, int) and not isinstance(value, bool) and not low <= value <= high:
+                raise _unreadable(value, path, f"a {bits}-bit {kind} ({low} to {high})")
+            return value
+
+        return decode_integer
+
+    def decode_float(value: Any, path: str) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise _unreadable(value, path, f"a finite {kind}")
+        return value
+
+    return decode_float
+
+
+def _keep(value: Any, path: str) -> Any:
+    return value
+
+
+_DECODERS: dict[tuple[Any, str], _Decode] = {}
+
+
+def _decoder(shape: Shape) -> _Decode:
+    """The cached decoder for ``shape``."""
     key = _key(shape)
     if key not in _DECODERS:
-        _DECODERS[key] = _build_decoder(shape) if _converts(shape) else None
+        _DECODERS[key] = _build_decoder(shape)
     return _DECODERS[key]
 
 
 def _build_decoder(shape: Shape) -> _Decode:
-    if shape.type_name == "timestamp":
-        return _decode_timestamp
-    if shape.type_name == "blob":
-        return _decode_blob
-    if shape.type_name == "list":
-        return _list_decoder(_decoder(shape.member))
-    if shape.type_name == "map":
-        return _map_decoder(_decoder(shape.value))
+    kind = shape.type_name
+    if kind == "structure":
+        return _structure_decoder(shape)
+    if kind == "list":
+        return _list_decoder(shape)
+    if kind == "map":
+        return _map_decoder(shape)
+    if kind in ("integer", "long", "float", "double"):
+        return _number_decoder(kind)
+    return {"timestamp": _decode_timestamp, "blob": _decode_blob, "string": _check_text}.get(kind, _keep)
+
+
+def _structure_decoder(shape: Shape) -> _Decode:
     members: dict[str, _Decode] | None = None
 
     def decode(value: Any, path: str) -> Any:
@@ -118,32 +182,42 @@ def _build_decoder(shape: Shape) -> _Decode:
         if not isinstance(value, dict):
             return value
         if members is None:
-            members = {name: dec for name, member in shape.members.items() if (dec := _decoder(member))}
-        return {
-            name: item if item is None or name not in members else members[name](item, _child(path, name))
-            for name, item in value.items()
-        }
+            members = {name: _decoder(member) for name, member in shape.members.items()}
+        out = {}
+        for name, item in value.items():
+            if name not in members:
+                raise serialization_error(f"Unrecognized field '{name}' at '{path or 'the request'}': "
+                                          f"{shape.name} has no such member.")
+            out[name] = None if item is None else members[name](item, _child(path, name))
+        return out
 
     return decode
 
 
-def _list_decoder(item_decoder: _Decode) -> _Decode:
+def _list_decoder(shape: Shape) -> _Decode:
+    item_decoder: _Decode | None = None
+
     def decode(value: Any, path: str) -> Any:
+        nonlocal item_decoder
         if not isinstance(value, list):
             return value
-        return [
-            item if item is None else item_decoder(item, f"{path}.{index}.member")
-            for index, item in enumerate(value, 1)
-        ]
+        item_decoder = item_decoder or _decoder(shape.member)
+        return [item if item is None else item_decoder(item, f"{path}.{index}.member")
+                for index, item in enumerate(value, 1)]
 
     return decode
 
 
-def _map_decoder(value_decoder: _Decode) -> _Decode:
+def _map_decoder(shape: Shape) -> _Decode:
+    value_decoder: _Decode | None = None
+
     def decode(value: Any, path: str) -> Any:
+        nonlocal value_decoder
         if not isinstance(value, dict):
             return value
-        return {key: item if item is None else value_decoder(item, f"{path}.{key}") for key, item in value.items()}
+        value_decoder = value_decoder or _decoder(shape.value)
+        return {_check_text(key, path): item if item is None else value_decoder(item, f"{path}.{key}")
+                for key, item in value.items()}
 
     return decode
 
@@ -151,10 +225,15 @@ def _map_decoder(value_decoder: _Decode) -> _Decode:
 def decode_input(shape: Shape | None, value: dict) -> dict:
     """Turn a JSON-decoded request body into Python values (datetimes, bytes) by ``shape``.
 
-    An undecodable timestamp or blob raises a ``ValidationException``.
+    What AWS's deserializer refuses raises a ``SerializationException`` (see the module).
     """
-    decoder = _decoder(shape) if shape is not None else None
-    return value if decoder is None else decoder(value, "")
+    _check_depth(value)
+    return value if shape is None else _decoder(shape)(value, "")
+
+
+def read_request(shape: Shape | None, body: bytes | str | None) -> dict:
+    """:func:`parse_body` then :func:`decode_input`."""
+    return decode_input(shape, parse_body(body))
 
 
 def _encode_timestamp(value: Any) -> float:

@@ -1,16 +1,32 @@
-"""Amazon Resource Names for the resources the backend owns."""
+"""Amazon Resource Names for the resources the backend owns, in the region's partition."""
 
 from __future__ import annotations
 
+#: Region-name prefixes of the partitions other than ``aws`` (longest first), as AWS names them.
+_PARTITIONS = (
+    ("us-isob-", "aws-iso-b"),
+    ("us-isof-", "aws-iso-f"),
+    ("eu-isoe-", "aws-iso-e"),
+    ("us-iso-", "aws-iso"),
+    ("us-gov-", "aws-us-gov"),
+    ("eusc-", "aws-eusc"),
+    ("cn-", "aws-cn"),
+)
+
 
 def partition(region: str) -> str:
-    if region.startswith("cn-"):
-        return "aws-cn"
-    if region.startswith("us-gov-"):
-        return "aws-us-gov"
+    """The partition ``region`` belongs to: ``aws-cn`` for ``cn-north-1``, ``aws`` for ``us-east-1``."""
+    for prefix, name in _PARTITIONS:
+        if region.startswith(prefix):
+            return name
     return "aws"
 
 
+def arn(region: str, service: str, account_id: str, resource: str, regional: bool = True) -> str:
+    """``arn:<partition>:<service>:<region>:<account>:<resource>``; IAM's have no region (``regional=False``)."""
+    return f"arn:{partition(region)}:{service}:{region if regional else ''}:{account_id}:{resource}"
+
+
 def sagemaker_arn(region: str, account_id: str, resource_type: str, name: str) -> str:
-    """``arn:aws:sagemaker:<region>:<account>:<type>/<name>`` (SageMaker lowercases names)."""
-    return f"arn:{partition(region)}:sagemaker:{region}:{account_id}:{resource_type}/{name.lower()}"
+    """``arn:<partition>:sagemaker:<region>:<account>:<type>/<name>`` (SageMaker lowercases names)."""
+    return arn(region, "sagemaker", account_id, f"{resource_type}/{name.lower()}")

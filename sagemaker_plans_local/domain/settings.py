@@ -8,6 +8,10 @@ import attrs
 
 Quota = Union[None, int, Mapping[str, int]]
 
+#: Training instances of one type that jobs may hold at once, unless ``instance_quota`` says
+#: otherwise: AWS's "ml.<type> for training job usage" quota (docs/requests.md).
+DEFAULT_INSTANCE_QUOTA = 1000
+
 
 def quota_for(quota: Quota, instance_type: str) -> int | None:
     """The limit ``quota`` sets for ``instance_type``; None means unlimited."""
@@ -24,7 +28,7 @@ class Settings:
 
     max_keep_alive_seconds: int = 3600
     warm_pool_quota: Quota = None
-    instance_quota: Quota = None
+    instance_quota: Quota = DEFAULT_INSTANCE_QUOTA
     job_runtime_seconds: int = 600
     cold_start_seconds: int = 180
     warm_start_seconds: int = 10
