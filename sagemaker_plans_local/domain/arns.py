@@ -15,7 +15,12 @@ _PARTITIONS = (
 
 
 def partition(region: str) -> str:
-    """The partition ``region`` belongs to: ``aws-cn`` for ``cn-north-1``, ``aws`` for ``us-east-1``."""
+    """The partition ``region`` belongs to: ``aws-cn`` for ``cn-north-1``, ``aws`` for ``us-east-1``.
+
+    A global service's pseudo-region names its partition: ``aws-cn-global`` (IAM in China).
+    """
+    if region.startswith("aws") and region.endswith("-global"):
+        return region.removesuffix("-global")
     for prefix, name in _PARTITIONS:
         if region.startswith(prefix):
             return name
