@@ -20,8 +20,6 @@ import threading
 from collections import deque
 from typing import IO, Callable, Mapping, Sequence
 
-from . import supervisor
-
 #: Bytes of output tail kept per process for failure reasons.
 TAIL_LIMIT = 1024
 #: Longest log event: CloudWatch's 256 KiB less its 26 bytes of per-event overhead.
@@ -33,6 +31,8 @@ LineSink = Callable[[str, bool], None]  # (line, from_stderr)
 
 #: Whether processes run under the supervisor (it needs Linux's prctl).
 SUPERVISED = sys.platform.startswith("linux")
+if SUPERVISED:
+    from . import supervisor
 
 
 def exit_code(returncode: int) -> int:
