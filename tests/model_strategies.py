@@ -86,6 +86,7 @@ def for_shape(shape: Shape, depth: int = 0) -> st.SearchStrategy:
 DEEP_MARKER = "\x00deep\x00"
 DEEP = 10_000
 HUGE_INTS = (2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 10**30)
+EXTREME_NUMBERS = (2**31 - 1, -(2**31), 2**63 - 1, 10**9, 0, -1, 1.5, 1e308)
 BAD_TIMESTAMPS = ("yesterday", "", "2024-13-01T00:00:00Z", "9999-12-31T23:59:59+14:00", "0001-01-01T00:00:00-01:00",
                   1e20, -1e20, 253402300800, -62135596801, 1e308)
 ODD_TEXT = ("", "\ud800", "\udfff\ud800", "\u0000", "\u2028\u2029\u0085", "e\u0301", "\U0001F600" * 40,
@@ -126,8 +127,8 @@ def _mutations(shape: Shape | None) -> st.SearchStrategy:
         return st.one_of(st.sampled_from(BAD_TIMESTAMPS), anything)
     if kind == "string":
         return st.one_of(st.sampled_from(ODD_TEXT), anything)
-    if kind in ("integer", "long"):
-        return st.one_of(st.sampled_from(HUGE_INTS), anything)
+    if kind in ("integer", "long", "float", "double"):
+        return st.one_of(st.sampled_from(HUGE_INTS + EXTREME_NUMBERS), anything)
     return anything
 
 

@@ -543,7 +543,11 @@ def read_query_request(shape: Shape | None, body: Any) -> dict:
     if isinstance(body, dict):
         flat = {str(k): v for k, v in body.items()}
     else:
-        flat = dict(parse_qsl(read_body(body).decode("utf-8"), keep_blank_values=True))
+        try:
+            text = read_body(body).decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedRequest("The request body is not UTF-8 text.") from None
+        flat = dict(parse_qsl(text, keep_blank_values=True))
     if shape is None:
         return {}
     return _read_query(shape, flat, "")

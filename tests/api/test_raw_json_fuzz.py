@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any, NamedTuple
 
 import pytest
+from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, event, given, settings, strategies as st
 
 from sagemaker_plans_local.api.dispatcher import HANDLERS
@@ -27,6 +29,9 @@ EXAMPLES = int(os.environ.get("RAW_FUZZ_EXAMPLES", "15"))
 REGION = "us-east-1"
 JOBS, PLANS, CLUSTERS = ["known-1", "known-2"], ["plan-1"], ["cluster-1"]
 NAMES = {"TrainingJobName": JOBS, "TrainingPlanName": PLANS, "ClusterName": CLUSTERS}
+#: Members whose live values (names, ids, ARNs of what exists) requests sometimes carry.
+LIVE = ("TrainingJobName", "TrainingPlanName", "ClusterName", "TrainingPlanOfferingId",
+        "TrainingPlanExtensionOfferingId", "ReservedCapacityArn", "TrainingPlanArn", "ResourceArn", "NodeId")
 LISTS = {"ListTrainingJobs": ("TrainingJobSummaries", "TrainingJobName", "DescribeTrainingJob"),
          "ListTrainingPlans": ("TrainingPlanSummaries", "TrainingPlanName", "DescribeTrainingPlan"),
          "ListClusters": ("ClusterSummaries", "ClusterName", "DescribeCluster")}
@@ -44,25 +49,59 @@ def _plan_search() -> dict:
             "TargetResources": ["training-job"]}
 
 
+class Live(NamedTuple):
+    """Stands for the ``index``-th live value of member ``name`` (resolved after drawing, so the
+    strategies do not depend on the backend's state)."""
+
+    name: str
+    index: int
+
+
+def live(name: str) -> st.SearchStrategy:
+    return st.integers(0, 7).map(lambda index: Live(name, index))
+
+
+def resolve(value: Any, known: dict) -> Any:
+    if isinstance(value, Live):
+        values = known.get(value.name) or [f"no-such-{value.name}"]
+        return values[value.index % len(values)]
+    if isinstance(value, dict):
+        return {key: resolve(item, known) for key, item in value.items()}
+    if isinstance(value, list):
+        return [resolve(item, known) for item in value]
+    return value
+
+
 def _well_formed(operation: str) -> st.SearchStrategy | None:
     """Requests that pass validation, for the operations whose random ones rarely do."""
     fresh = st.from_regex(r"fresh-[a-z0-9]{1,8}", fullmatch=True)
-    if operation == "CreateTrainingJob":
-        return fresh.map(lambda name: json.loads(json.dumps(create_request(name))))
-    if operation == "CreateCluster":
-        return fresh.map(_cluster_request)
-    if operation == "SearchTrainingPlanOfferings":
-        return st.just(_plan_search())
-    return None
+    group = _cluster_request("c")["InstanceGroups"][0]
+    builders = {
+        "CreateTrainingJob": lambda: fresh.map(lambda name: json.loads(json.dumps(create_request(name)))),
+        "CreateCluster": lambda: fresh.map(_cluster_request),
+        "SearchTrainingPlanOfferings": lambda: st.just(_plan_search()),
+        "CreateTrainingPlan": lambda: st.fixed_dictionaries(
+            {"TrainingPlanName": fresh, "TrainingPlanOfferingId": live("TrainingPlanOfferingId")}),
+        "UpdateCluster": lambda: st.builds(
+            lambda name, count: {"ClusterName": name, "InstanceGroups": [{**group, "InstanceCount": count}]},
+            live("ClusterName"), st.integers(0, 3)),
+        "UpdateTrainingJob": lambda: st.builds(
+            lambda name, keep: {"TrainingJobName": name, "ResourceConfig": {"KeepAlivePeriodInSeconds": keep}},
+            live("TrainingJobName"), st.integers(0, 3600)),
+        "AddTags": lambda: st.builds(lambda arn, key: {"ResourceArn": arn, "Tags": [{"Key": key, "Value": "v"}]},
+                                     live("ResourceArn"), st.sampled_from(["team", "cost", "x" * 128])),
+    }
+    builder = builders.get(operation)
+    return builder() if builder is not None else None
 
 
 def bodies(operation: str) -> st.SearchStrategy:
+    """Model-generated bodies, their identifying members sometimes live values, then mutated."""
     shape = MODEL.operation_model(operation).input_shape
     base = json_for_shape(shape)
-    named = [name for name in NAMES if name in shape.members]
+    named = {name: live(name) for name in shape.members if name in LIVE}
     if named:
-        base = st.one_of(base, st.builds(lambda body, value: {**body, named[0]: value},
-                                         base, st.sampled_from(NAMES[named[0]])))
+        base = st.builds(lambda body, chosen: {**body, **chosen}, base, st.fixed_dictionaries({}, optional=named))
     well_formed = _well_formed(operation)
     if well_formed is not None:
         base = st.one_of(base, well_formed, well_formed)
@@ -73,9 +112,13 @@ def call(backend, operation: str, body: bytes) -> tuple[int, dict]:
     return backend._sagemaker.handle(REGION, operation, body)
 
 
-def listed(backend) -> dict:
-    """Every List answer, as the wire carries it (conforming, checked by the describe step)."""
-    return {operation: call(backend, operation, b'{"MaxResults": 100}') for operation in LISTS}
+def listed(backend, known: dict) -> dict:
+    """Every List answer and the tags of every known resource, as the wire carries them."""
+    answers = {operation: call(backend, operation, b'{"MaxResults": 100}') for operation in LISTS}
+    for arn in known["ResourceArn"]:
+        answers[arn] = call(backend, "ListTags", json.dumps({"ResourceArn": arn}).encode())
+    answers["nodes"] = call(backend, "ListClusterNodes", json.dumps({"ClusterName": CLUSTERS[0]}).encode())
+    return answers
 
 
 def assert_describable(sm) -> None:
@@ -91,16 +134,36 @@ def assert_describable(sm) -> None:
             assert_conforms(describe, describe_method(**{name_key: item[name_key]}))
 
 
-def seed(backend, sm) -> None:
+def seed(backend, sm) -> dict:
+    """Make sure a job, a plan and a cluster exist; the live ids and names requests may name."""
     names = {s["TrainingJobName"] for s in sm.list_training_jobs(MaxResults=100)["TrainingJobSummaries"]}
     for name in JOBS:
         if name not in names:
             sm.create_training_job(**create_request(name))
-    if not sm.list_training_plans()["TrainingPlanSummaries"]:
-        offering = sm.search_training_plan_offerings(**_plan_search())["TrainingPlanOfferings"][0]
-        sm.create_training_plan(TrainingPlanName=PLANS[0], TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])
+    offerings = sm.search_training_plan_offerings(**_plan_search())["TrainingPlanOfferings"]
+    if not sm.list_training_plans()["TrainingPlanSummaries"] and offerings:
+        sm.create_training_plan(TrainingPlanName=PLANS[0], TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"])
+        backend.clock.advance(backend.settings.plan_payment_seconds)
     if not sm.list_clusters()["ClusterSummaries"]:
         sm.create_cluster(**_cluster_request(CLUSTERS[0]))
+    plan = sm.describe_training_plan(TrainingPlanName=PLANS[0])
+    cluster = sm.describe_cluster(ClusterName=CLUSTERS[0])
+    job = sm.describe_training_job(TrainingJobName=JOBS[0])
+    try:
+        extensions = sm.search_training_plan_offerings(TrainingPlanArn=plan["TrainingPlanArn"], DurationHours=24)
+    except ClientError:  # the plan cannot be extended any more
+        extensions = {}
+    nodes = sm.list_cluster_nodes(ClusterName=CLUSTERS[0])["ClusterNodeSummaries"]
+    return {
+        **NAMES, "ClusterName": CLUSTERS + [cluster["ClusterArn"]],
+        "TrainingPlanOfferingId": [o["TrainingPlanOfferingId"] for o in offerings],
+        "TrainingPlanExtensionOfferingId": [o["TrainingPlanExtensionOfferingId"]
+                                            for o in extensions.get("TrainingPlanExtensionOfferings", [])],
+        "ReservedCapacityArn": [rc["ReservedCapacityArn"] for rc in plan.get("ReservedCapacitySummaries", [])],
+        "TrainingPlanArn": [plan["TrainingPlanArn"]],
+        "ResourceArn": [job["TrainingJobArn"], plan["TrainingPlanArn"], cluster["ClusterArn"]],
+        "NodeId": [node["InstanceId"] for node in nodes],
+    }
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
@@ -110,17 +173,17 @@ def seed(backend, sm) -> None:
 @given(data=st.data())
 def test_raw_requests(backend, operation, data):
     sm = backend.client()
-    seed(backend, sm)
+    known = seed(backend, sm)
     backend.clock.advance(data.draw(st.sampled_from([0, 60, 900])))
-    body = raw_body(data.draw(bodies(operation)))
-    before = listed(backend)
+    body = raw_body(resolve(data.draw(bodies(operation)), known))
+    before = listed(backend, known)
     status, answer = call(backend, operation, body)
     event(f"{status} {answer.get('__type', '')}")
     assert status != 500, answer
     assert status in (200, 400), answer
     if status == 400:
         assert set(answer) == {"__type", "message"}
-        assert listed(backend) == before, f"{operation} answered {answer['__type']} but changed state"
+        assert listed(backend, known) == before, f"{operation} answered {answer['__type']} but changed state"
         return
     json.dumps(answer)
     assert_describable(sm)
