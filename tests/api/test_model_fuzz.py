@@ -1,6 +1,7 @@
 """Requests generated from the model: the only outcomes are a conforming
 response, a ClientError from the backend (never a bug) or botocore's
-ParamValidationError; and a rejected request changes nothing."""
+ParamValidationError; a rejected request changes nothing and an accepted create
+is describable.  (Raw bodies, past botocore's checks: test_raw_json_fuzz.py.)"""
 
 import copy
 
@@ -79,3 +80,5 @@ def test_generated_requests(backend, operation, data):
         return
     event("answered")
     assert_conforms(operation, response)
+    if operation == "CreateTrainingJob":  # accepted means describable, conforming
+        assert_conforms("DescribeTrainingJob", sm.describe_training_job(TrainingJobName=request["TrainingJobName"]))

@@ -29,6 +29,9 @@ EXAMPLES = int(os.environ.get("RAW_FUZZ_EXAMPLES", "15"))
 REGION = "us-east-1"
 JOBS, PLANS, CLUSTERS = ["known-1", "known-2"], ["plan-1"], ["cluster-1"]
 NAMES = {"TrainingJobName": JOBS, "TrainingPlanName": PLANS, "ClusterName": CLUSTERS}
+CREATES = {"CreateTrainingJob": ("DescribeTrainingJob", "TrainingJobName"),
+           "CreateTrainingPlan": ("DescribeTrainingPlan", "TrainingPlanName"),
+           "CreateCluster": ("DescribeCluster", "ClusterName")}
 #: Members whose live values (names, ids, ARNs of what exists) requests sometimes carry.
 LIVE = ("TrainingJobName", "TrainingPlanName", "ClusterName", "TrainingPlanOfferingId",
         "TrainingPlanExtensionOfferingId", "ReservedCapacityArn", "TrainingPlanArn", "ResourceArn", "NodeId")
@@ -187,3 +190,7 @@ def test_raw_requests(backend, operation, data):
         return
     json.dumps(answer)
     assert_describable(sm)
+    if operation in CREATES:  # the new resource itself, by the name the request gave
+        describe, key = CREATES[operation]
+        status, described = call(backend, describe, json.dumps({key: json.loads(body)[key]}).encode())
+        assert status == 200, described
