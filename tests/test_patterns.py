@@ -127,3 +127,17 @@ def test_valid_creates_are_never_refused_under_load():
     for thread in threads:
         thread.join()
     assert refused == []
+
+
+@pytest.mark.parametrize("pattern", [r"(a|a)*x(?<!b)", r"(a*)*(?<!b)", r"((ab|a))+(?<!b)", r"(a?b){2,}(?!c)"])
+def test_a_pattern_needing_backtracking_with_an_ambiguous_repeat_is_refused(pattern):
+    with pytest.raises(ValueError, match="ambiguous"):
+        matcher.__wrapped__(pattern)
+
+
+@pytest.mark.parametrize("pattern,linear", [(r"(a|a)*", True), (r"(a|b)*(?<!b)", False),
+                                            (r"([a-z0-9]|-(?!-)){1,61}", False), (r"[a-z]{0,2000}", False),
+                                            (r"([a-z]+/?){3,1016}", True)])
+def test_engine_choice(pattern, linear):
+    assert uses_re2(pattern) is linear
+    assert matcher(pattern)("a") == (reference(pattern).fullmatch("a") is not None)

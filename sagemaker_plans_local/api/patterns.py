@@ -8,9 +8,11 @@ against the whole value by one of two engines, chosen per pattern once:
   separate RE2 prefix matches of ``A`` joined to the rest by and/and-not.
 * ``regex`` (backtracking) for the patterns left: those with a lookaround
   further in (or a repetition count above RE2's 1000).  Such a pattern must
-  have no repeated group that itself holds a quantifier, so backtracking stays
-  polynomial in the value's length (which the shape bounds); a pattern with
-  both is refused when first compiled (``ValueError``).
+  have no ambiguous repeated group (one holding a quantifier, or alternatives
+  that may start with the same character), so each repetition is decided by
+  the next character and backtracking stays polynomial in the value's length
+  (which the shape bounds); a pattern with both is refused when first
+  compiled (``ValueError``).
 
 Neither engine has a time budget: the answer depends on the value alone.  A
 value holding a lone UTF-16 surrogate (not text in UTF-8) never matches.
@@ -177,26 +179,23 @@ def _chained(atom: str, least: int, most: float) -> str:
     return "".join(pieces)
 
 
-def _skeleton(pattern: str) -> Iterator[tuple[str, str]]:
-    """(kind, text) of the pattern's structure: ``open``, ``close``, ``repeat``, ``optional``, ``atom``."""
+def _skeleton(pattern: str) -> Iterator[tuple[str, regex.Match]]:
+    """(kind, token) of the pattern's structure: ``open``, ``close``, ``repeat``, ``optional``,
+    ``alternate`` (``|``), ``atom`` (a class counts once, at its ``[``)."""
     in_class, previous = False, ""
     for token in _TOKEN.finditer(pattern):
         text = token.group()
         if in_class:
             in_class = text != "]"
-        elif text == "[":
+            continue
+        if text == "[":
             in_class = True
-            yield "atom", text
-        elif text == "(":
-            yield "open", text
-        elif text == ")":
-            yield "close", text
-        elif text in ("*", "+") or (token["count"] and _most(token) > 1):
-            yield "repeat", text
-        elif (text == "?" and previous != "(") or token["count"]:
-            yield "optional", text
-        else:
-            yield "atom", text
+        kind = {"(": "open", ")": "close", "|": "alternate", "*": "repeat", "+": "repeat"}.get(text, "atom")
+        if token["count"]:
+            kind = "repeat" if _most(token) > 1 else "optional"
+        elif text == "?" and previous != "(":
+            kind = "optional"
+        yield kind, token
         previous = text
 
 
@@ -207,20 +206,77 @@ def _most(token: regex.Match) -> float:
     return int(token["upto"]) if token["upto"] else float("inf")
 
 
-def _repeats_a_quantifier(pattern: str) -> bool:
-    """Whether a repeated group holds a quantifier (the shape of exponential backtracking)."""
-    stack, closed = [False], None
-    for kind, _ in _skeleton(pattern):
+def _backtracks_badly(pattern: str) -> bool:
+    """Whether a repeated group is ambiguous: it holds a quantifier, or branches (``a|b``) that
+    may start with the same character (the shapes of exponential backtracking)."""
+    stack = [[False, 0, False]]  # per open group: ambiguous, where its body starts, holds "|"
+    closed = False
+    for kind, token in _skeleton(pattern):
         if kind == "repeat" and closed:
             return True
+        closed = False
         if kind in ("repeat", "optional"):
-            stack[-1] = True
-        closed = None
-        if kind == "open":
-            stack.append(False)
+            stack[-1][0] = True
+        elif kind == "alternate":
+            stack[-1][2] = True
+        elif kind == "open":
+            stack.append([False, token.end(), False])
         elif kind == "close" and len(stack) > 1:
-            closed = stack.pop()
-            stack[-1] = stack[-1] or closed
+            ambiguous, start, alternates = stack.pop()
+            closed = ambiguous or (alternates and _branches_overlap(pattern[start:token.start()]))
+            stack[-1][0] = stack[-1][0] or closed
+    return False
+
+
+def _branches(body: str) -> list[str]:
+    """The top-level alternatives of a group's body."""
+    body = body[2:] if body.startswith("?:") else body
+    branches, start, depth, in_class = [], 0, 0, False
+    for token in _TOKEN.finditer(body):
+        text = token.group()
+        if in_class:
+            in_class = text != "]"
+        elif text == "[":
+            in_class = True
+        elif text in "()":
+            depth += 1 if text == "(" else -1
+        elif text == "|" and depth == 0:
+            branches.append(body[start:token.start()])
+            start = token.end()
+    return branches + [body[start:]]
+
+
+def _first_atom(branch: str) -> str | None:
+    """The atom a branch must start with, or None if it may start otherwise (empty, a group, optional)."""
+    tokens = list(_TOKEN.finditer(branch))
+    if not tokens or tokens[0].group() in ("(", "^", "$"):
+        return None
+    end, in_class = 0, tokens[0].group() == "["
+    while in_class:
+        end += 1
+        in_class = tokens[end].group() != "]"
+    following = tokens[end + 1].group() if end + 1 < len(tokens) else ""
+    if following in ("?", "*") or following.startswith("{0"):
+        return None
+    return branch[:tokens[end].end()]
+
+
+@functools.lru_cache(maxsize=1)
+def _every_character() -> str:
+    return "".join(map(chr, range(0xD800))) + "".join(map(chr, range(0xE000, _MAX_CODE_POINT + 1)))
+
+
+def _branches_overlap(body: str) -> bool:
+    """Whether two alternatives of ``body`` may start with the same character (checked over all of Unicode)."""
+    atoms = [_first_atom(branch) for branch in _branches(body)]
+    if None in atoms:
+        return True
+    seen: set[int] = set()
+    for atom in atoms:
+        starts = {match.start() for match in regex.finditer(translate(atom), _every_character())}
+        if starts & seen:
+            return True
+        seen |= starts
     return False
 
 
@@ -263,13 +319,13 @@ def _big_count(pattern: str) -> bool:
 
 def _needs_regex(pattern: str) -> bool:
     """Whether ``pattern`` goes to ``regex``: a lookaround past the start, or a count above
-    1000 (costly in RE2) without a repeated quantifier; ``ValueError`` if neither engine fits."""
+    1000 (costly in RE2) without an ambiguous repeated group; ``ValueError`` if neither engine fits."""
     lookarounds, rest = _leading_lookarounds(pattern)
     parts = [rest] + [body for _, body in lookarounds]
-    nested = _repeats_a_quantifier(pattern)
+    nested = _backtracks_badly(pattern)
     if any(_LOOKAROUND.search(part) for part in parts):
         if nested:
-            raise ValueError(f"pattern {pattern!r} needs backtracking and repeats a quantifier")
+            raise ValueError(f"pattern {pattern!r} needs backtracking and repeats an ambiguous group")
         return True
     return not nested and any(_big_count(part) for part in parts)
 
