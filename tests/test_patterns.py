@@ -41,6 +41,22 @@ def agrees(pattern: str, value: str) -> bool:
     return matcher(pattern)(value) == (reference(pattern).fullmatch(value) is not None)
 
 
+def test_every_backtracked_pattern_has_a_max_length():
+    lengths = {}
+    for model in (_SESSION.get_service_model(name) for name in SERVICES):
+        for shape in map(model.shape_for, model.shape_names):
+            pattern = shape.metadata.get("pattern")
+            if shape.type_name == "string" and pattern and not uses_re2(pattern):
+                lengths[shape.name] = shape.metadata.get("max")
+    assert lengths and None not in lengths.values()
+
+
+def test_a_value_over_its_max_length_is_reported_for_its_length_alone():
+    shape = service_model().shape_for("MetricsEndpointPath")
+    (message,) = violations(shape, "/" + "a" * shape.metadata["max"], "p")
+    assert "Member must have length less than or equal to" in message
+
+
 def test_every_pattern_has_a_bounded_engine():
     assert len(PATTERNS) > 300
     engines = [uses_re2(pattern) for pattern in PATTERNS]  # raises for a pattern neither engine fits

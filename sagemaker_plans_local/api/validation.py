@@ -28,7 +28,8 @@ timestamps and blobs are expected decoded (``datetime``, ``bytes``, see
 :mod:`.wire`); members a structure does not define are not checked here.
 
 Patterns are Java regular expressions matched against the whole value in
-bounded time (:mod:`.patterns`).  An explicit ``null`` is reported as
+bounded time (:mod:`.patterns`); a value longer than its shape's ``max`` is
+reported for its length alone (its pattern is not tried).  An explicit ``null`` is reported as
 ``Member must not be null`` wherever it stands (AWS's wording for a missing
 required member); unknown members never reach validation (:mod:`.wire`
 refuses them).
@@ -118,8 +119,9 @@ def _rules(shape: Shape) -> list[_Rule]:
     rules = _bounds(shape, len, "length")
     pattern = shape.metadata.get("pattern")
     if pattern is not None and shape.type_name == "string":
-        matches = matcher(pattern)
-        rules.append((lambda value: not matches(value), f"Member must satisfy regular expression pattern: {pattern}"))
+        matches, longest = matcher(pattern), shape.metadata.get("max", float("inf"))
+        rules.append((lambda value: len(value) <= longest and not matches(value),
+                      f"Member must satisfy regular expression pattern: {pattern}"))
     enum = shape.metadata.get("enum")
     if enum:
         allowed, listed = frozenset(enum), ", ".join(enum)
