@@ -166,3 +166,34 @@ def test_timestamp_range_ends(wire_value):
 @pytest.mark.parametrize("wire_value", [True, [1], {"a": 1}])
 def test_a_timestamp_of_the_wrong_json_type_is_left_to_validation(wire_value):
     assert decode_input(LIST_INPUT, {"CreationTimeAfter": wire_value}) == {"CreationTimeAfter": wire_value}
+
+
+def _depth(shape, seen=frozenset()):
+    """The deepest JSON nesting a request of ``shape`` can have (recursive shapes counted once)."""
+    if shape.name in seen or shape.type_name not in ("structure", "list", "map"):
+        return 0
+    seen = seen | {shape.name}
+    children = (shape.members.values() if shape.type_name == "structure"
+                else [shape.member] if shape.type_name == "list" else [shape.value])
+    return 1 + max([_depth(child, seen) for child in children] + [0])
+
+
+def test_max_depth_leaves_room_for_every_request_the_model_allows():
+    from sagemaker_plans_local.api.dispatcher import HANDLERS
+    from sagemaker_plans_local.api.wire import MAX_DEPTH, read_request
+
+    deepest = max(_depth(operation_model(name).input_shape) for name in HANDLERS)
+    assert 5 < deepest < MAX_DEPTH
+    assert read_request(None, b'{"a": ' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}")
+    with pytest.raises(ApiError) as error:
+        read_request(None, b'{"a": ' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}")
+    assert (error.value.code, error.value.message) == (
+        "SerializationException", f"The request body is nested more than {MAX_DEPTH} levels deep.")
+
+
+def test_unknown_member_message_names_the_path_and_shape():
+    with pytest.raises(ApiError) as error:
+        decode_input(operation_model("CreateTrainingJob").input_shape,
+                     {"ResourceConfig": {"InstanceType": "ml.m5.large", "Colour": "red"}})
+    assert (error.value.code, error.value.message) == (
+        "SerializationException", "Unrecognized field 'Colour' at 'resourceConfig': ResourceConfig has no such member.")
