@@ -51,6 +51,11 @@ def test_unknown_members_are_refused_and_never_stored(backend, body, where):
     assert raw(backend, "DescribeTrainingJob", {"TrainingJobName": "job-1"})[1] == "ValidationException"
 
 
+def test_botocore_cannot_send_an_unknown_member(backend):  # so only raw bodies carry one
+    with pytest.raises(KeyError):
+        unchecked(backend).create_training_job(**create_request("job-1"), Colour="red")
+
+
 def test_unknown_member_in_an_update_is_never_echoed(backend, sm):
     sm.create_training_job(**create_request("job-1"))
     described = sm.describe_training_job(TrainingJobName="job-1")
