@@ -8,6 +8,7 @@ point ``k`` (``k - j`` grid days).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from datetime import datetime, time, timedelta, timezone
 
 import attrs
@@ -94,6 +95,8 @@ class _Zones:
                 for j in range(a, min(c, last_start + 1)):
                     reach[j] = c
             self.reach[az] = reach
+        #: Per (AZ, days): every start of a block that fits, ascending (filled as asked).
+        self._fitting: dict[tuple[str, int], list[int]] = {}
 
     def fits(self, az: str, j: int, k: int) -> bool:
         reach = self.reach[az]
@@ -101,15 +104,14 @@ class _Zones:
 
     def starts(self, az: str, days: int, low: int, high: int) -> list[int]:
         """The first three starts in ``[low, high]`` of a block of ``days`` days in ``az``."""
-        found: list[int] = []
         if self.longest[az] < days:
-            return found
-        for a, c in self.runs[az]:
-            first = max(a, low)
-            found.extend(range(first, min(c - days, high, first + MAX_OFFERINGS - len(found) - 1) + 1))
-            if len(found) == MAX_OFFERINGS:
-                break
-        return found
+            return []
+        fitting = self._fitting.get((az, days))
+        if fitting is None:
+            fitting = self._fitting[(az, days)] = [
+                j for a, c in self.runs[az] for j in range(a, min(c - days, self.last_start) + 1)]
+        first = bisect_left(fitting, low)
+        return [j for j in fitting[first:first + MAX_OFFERINGS] if j <= high]
 
 
 def best_picks(runs: dict[str, list[tuple[int, int]]], totals: list[Total], last_start: int,
