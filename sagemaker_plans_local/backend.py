@@ -24,7 +24,7 @@ from .domain.emulation import Emulation
 from .domain.regional_capacity import RegionalCapacity
 from .domain.settings import Settings
 from .domain.timeline import JobScript
-from .domain.training_jobs import TrainingJob
+from .domain.job_records import TrainingJob
 from .domain.training_plans import PlanScript
 from .transport.activation import Activation, activated
 from .runtime import LocalExecutor

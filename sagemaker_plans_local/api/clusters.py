@@ -24,7 +24,8 @@ from typing import Any
 from botocore.model import Shape
 
 from ..domain.cluster_nodes import find_node
-from ..domain.clusters import Cluster, InstanceGroup, Node
+from ..domain.cluster_nodes import Node
+from ..domain.cluster_records import Cluster, InstanceGroup
 from ..domain.emulation import Region
 from .pagination import indexed_page, sorted_page, within
 from .service_model import service_model

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..domain.emulation import Region
-from ..domain.training_jobs import TrainingJob
+from ..domain.job_records import TrainingJob
 from .pagination import indexed_page, within
 from .service_model import service_model
 

@@ -95,12 +95,12 @@ import itertools
 from datetime import datetime, timedelta
 from typing import Iterable, Iterator, Mapping
 
-import attrs
 
 from ..store import Position, Table
 from .arns import partition
-from .clock import Event, VirtualClock
+from .clock import VirtualClock
 from .cluster_nodes import Node, new_node
+from .cluster_records import Cluster, InstanceGroup, consumer_key
 from .errors import Conflict, InUse, InvalidRequest, NotFound
 from .settings import Settings
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
@@ -116,63 +116,6 @@ DEFAULT_NODE_RECOVERY = "Automatic"
 #: Request members that are not cluster settings (kept elsewhere or not reported).
 _NOT_SETTINGS = ("ClusterName", "InstanceGroups", "InstanceGroupsToDelete", "Tags",
                  "RestrictedInstanceGroups")
-
-
-
-@attrs.define(eq=False)
-class InstanceGroup:
-    """One instance group: its request (echoed), its plan and its nodes."""
-
-    name: str
-    spec: dict
-    plan: TrainingPlan | None
-    status: str = "Creating"
-    nodes: list[Node] = attrs.Factory(list)
-
-    @property
-    def instance_type(self) -> str:
-        return self.spec["InstanceType"]
-
-    @property
-    def instance_count(self) -> int:
-        return self.spec["InstanceCount"]
-
-    @property
-    def current_count(self) -> int:
-        return len(self.nodes)
-
-    @property
-    def training_plan_arn(self) -> str | None:
-        return self.plan.arn if self.plan is not None else None
-
-
-@attrs.define(eq=False)
-class Cluster:
-    """One HyperPod cluster."""
-
-    name: str
-    arn: str
-    created_at: datetime
-    sequence: int
-    settings: dict
-    groups: dict[str, InstanceGroup] = attrs.Factory(dict)
-    status: str = "Creating"
-    last_modified: datetime | None = None
-    events: list[Event] = attrs.Factory(list)
-
-    @property
-    def training_plan_arns(self) -> list[str]:
-        """The plans of the cluster's groups, in group order, each once."""
-        arns = [group.plan.arn for group in self.groups.values() if group.plan is not None]
-        return list(dict.fromkeys(arns))
-
-    def nodes(self) -> Iterator[Node]:
-        for group in self.groups.values():
-            yield from group.nodes
-
-
-def consumer_key(cluster: Cluster, group: InstanceGroup) -> str:
-    return f"cluster:{cluster.name}/{group.name}"
 
 
 class Clusters:

@@ -16,7 +16,7 @@ import attrs
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from .training_jobs import TrainingJob
+    from .job_records import TrainingJob
 
 
 @attrs.frozen

@@ -16,7 +16,7 @@ from .clock import VirtualClock
 from .execution import Executor, Run, RunResult
 
 if TYPE_CHECKING:
-    from .training_jobs import TrainingJob
+    from .job_records import TrainingJob
 
 
 class LocalRuns:

@@ -19,7 +19,7 @@ from .errors import InvalidRequest
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 
 if TYPE_CHECKING:
-    from .training_jobs import TrainingJob
+    from .job_records import TrainingJob
 
 #: Pending limit when the job sets no MaxPendingTimeInSeconds.
 DEFAULT_MAX_PENDING = timedelta(days=2)

@@ -7,21 +7,22 @@ import threading
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator
 
-import attrs
 
 from ..store import Position, Table
 from .arns import sagemaker_arn
-from .clock import Event, VirtualClock
-from .errors import InvalidRequest, JobNotFound, InUse, LimitExceeded
+from .clock import VirtualClock
+from .errors import InvalidRequest, JobNotFound, InUse
 from .execution import RunResult
+from .job_records import TrainingJob
+from .job_rules import check_create_rules, check_keep_alive, limit_exceeded
 from .local_runs import LocalRuns
 from .plan_jobs import PlanQueue
 from .settings import Settings, quota_for
 from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases)
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
-from .warm_pools import WarmPool, WarmPoolView, WarmPools, pool_key
+from .warm_pools import WarmPool, WarmPools, pool_key
 
 TERMINAL = frozenset({"Completed", "Failed", "Stopped"})
 RUNNING = frozenset({"InProgress", "Stopping"})
@@ -40,156 +41,6 @@ JOB_INDEXES = {
 WAITING_MESSAGE = "Waiting for compute capacity from the training plan"
 INTERRUPTED_MESSAGE = ("The reserved capacity block is ending; waiting for compute capacity "
                        "in the next block of the training plan")
-
-
-@attrs.define(eq=False)
-class Transition:
-    """One SecondaryStatusTransitions entry."""
-
-    status: str
-    start: datetime
-    message: str
-    end: datetime | None = None
-
-
-@attrs.define(eq=False)
-class TrainingJob:
-    """One training job and everything DescribeTrainingJob reports about it."""
-
-    name: str
-    arn: str
-    spec: dict
-    created_at: datetime
-    sequence: int
-    last_modified: datetime
-    status: str = "InProgress"
-    secondary_status: str = "Starting"
-    transitions: list[Transition] = attrs.Factory(list)
-    training_start: datetime | None = None
-    training_end: datetime | None = None
-    segment_start: datetime | None = None  # when the current run on instances began training
-    trained_seconds: float = 0.0  # training time of earlier runs (a plan job may run in several)
-    ended_at: datetime | None = None
-    failure_reason: str | None = None
-    instances_started: bool = False
-    warm_start: bool = False
-    pool: WarmPool | None = None
-    warm_pool: WarmPoolView | None = None
-    plan: TrainingPlan | None = None
-    block: ReservedCapacity | None = None  # the plan's capacity block the job runs on
-    stop_reason: str = "Stopped"
-    events: list[Event] = attrs.Factory(list)
-
-    @property
-    def resource_config(self) -> dict:
-        return self.spec.get("ResourceConfig") or {}
-
-    @property
-    def keep_alive_seconds(self) -> int:
-        return self.resource_config.get("KeepAlivePeriodInSeconds") or 0
-
-    @property
-    def instance_count(self) -> int:
-        return self.resource_config.get("InstanceCount", 0)
-
-    @property
-    def max_runtime_seconds(self) -> int | None:
-        return (self.spec.get("StoppingCondition") or {}).get("MaxRuntimeInSeconds")
-
-    @property
-    def max_pending_seconds(self) -> int | None:
-        return (self.spec.get("StoppingCondition") or {}).get("MaxPendingTimeInSeconds")
-
-    @property
-    def capacity_block_expiration(self) -> datetime | None:
-        """End of the plan's capacity block the job runs on (for the container's environment)."""
-        return self.block.end if self.block is not None else None
-
-    @property
-    def cache_dir(self) -> Path | None:
-        """The persistent cache of the warm-pool chain this job runs on, if any."""
-        pool = self.pool
-        return pool.cache_dir if pool is not None and pool.state != "Terminated" else None
-
-    @property
-    def training_seconds(self) -> int | None:
-        """Time spent training on instances, over all runs, once the job has ended."""
-        if self.training_start is None or self.training_end is None:
-            return None
-        return int(self.trained_seconds)
-
-    def close_segment(self, at: datetime) -> None:
-        if self.segment_start is not None:
-            self.trained_seconds += (at - self.segment_start).total_seconds()
-            self.segment_start = None
-
-    def instance_demand(self) -> Counter[str]:
-        """Instances of each type this job runs on."""
-        groups = self.resource_config.get("InstanceGroups")
-        demand: Counter[str] = Counter()
-        if groups:
-            for group in groups:
-                demand[group["InstanceType"]] += group["InstanceCount"]
-        else:
-            demand[self.resource_config["InstanceType"]] += self.resource_config["InstanceCount"]
-        return demand
-
-    def enter(self, secondary: str, at: datetime, message: str) -> None:
-        if self.transitions:
-            self.transitions[-1].end = at
-        self.transitions.append(Transition(secondary, at, message))
-        self.secondary_status = secondary
-        self.last_modified = at
-
-    def say(self, message: str, at: datetime) -> None:
-        self.transitions[-1].message = message
-        self.last_modified = at
-
-
-def check_create_rules(spec: Mapping, settings: Settings) -> None:
-    """Service rules on CreateTrainingJob beyond what the shape model says."""
-    resources = spec.get("ResourceConfig")
-    if not spec.get("AlgorithmSpecification"):
-        raise InvalidRequest("AlgorithmSpecification is required for a training job.")
-    algorithm = spec["AlgorithmSpecification"]
-    if not (algorithm.get("TrainingImage") or algorithm.get("AlgorithmName")):
-        raise InvalidRequest("Either TrainingImage or AlgorithmName must be specified "
-                             "in AlgorithmSpecification.")
-    if resources is None:
-        raise InvalidRequest("ResourceConfig is required for a training job.")
-    groups = resources.get("InstanceGroups")
-    if groups:
-        if "InstanceType" in resources or "InstanceCount" in resources:
-            raise InvalidRequest("InstanceType and InstanceCount cannot be specified together "
-                                 "with InstanceGroups in ResourceConfig.")
-    elif "InstanceType" not in resources or "InstanceCount" not in resources:
-        raise InvalidRequest("ResourceConfig must specify InstanceType and InstanceCount "
-                             "when InstanceGroups is not specified.")
-    keep_alive = resources.get("KeepAlivePeriodInSeconds") or 0
-    check_keep_alive(keep_alive, settings)
-    if keep_alive:
-        if spec.get("EnableManagedSpotTraining"):
-            raise InvalidRequest("Managed warm pools (KeepAlivePeriodInSeconds) are not "
-                                 "supported with managed spot training.")
-        if groups:
-            raise InvalidRequest("Managed warm pools (KeepAlivePeriodInSeconds) are not "
-                                 "supported with heterogeneous clusters (InstanceGroups).")
-
-
-def check_keep_alive(seconds: int, settings: Settings) -> None:
-    limit = settings.max_keep_alive_seconds
-    if seconds > limit:
-        raise InvalidRequest(f"KeepAlivePeriodInSeconds {seconds} exceeds the maximum "
-                             f"allowed value of {limit} seconds.")
-
-
-def limit_exceeded(instance_type: str, limit: int, used: int, delta: int) -> LimitExceeded:
-    return LimitExceeded(
-        f"The account-level service limit '{instance_type} for training job usage' is "
-        f"{limit} Instances, with current utilization of {used} Instances and a request "
-        f"delta of {delta} Instances. Please use AWS Service Quotas to request an increase "
-        "for this quota.")
-
 
 class TrainingJobs:
     """The training jobs of one region, with their warm pools."""

@@ -21,7 +21,7 @@ from .settings import Settings, quota_for
 from .timeline import seconds_between
 
 if TYPE_CHECKING:
-    from .training_jobs import TrainingJob
+    from .job_records import TrainingJob
 
 #: A chain of reuses lasts at most this long from the first job's end.
 MAX_CHAIN = timedelta(days=28)

@@ -34,7 +34,7 @@ from .outputs import upload_artifacts, upload_checkpoints
 from .processes import ManagedProcess, ProcessGroup, Stopped, exit_code, run_to_end
 
 if TYPE_CHECKING:
-    from ..domain.training_jobs import TrainingJob
+    from ..domain.job_records import TrainingJob
 
 #: Seconds between SIGTERM and SIGKILL when a run is stopped.
 STOP_GRACE_SECONDS = 5.0

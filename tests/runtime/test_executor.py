@@ -19,7 +19,7 @@ import pytest
 from sagemaker_plans_local.domain.clock import VirtualClock
 from sagemaker_plans_local.domain.log_streams import LogStore
 from sagemaker_plans_local.domain.object_store import ObjectStore
-from sagemaker_plans_local.domain.training_jobs import TrainingJob
+from sagemaker_plans_local.domain.job_records import TrainingJob
 from sagemaker_plans_local.domain.warm_pools import WarmPool
 from sagemaker_plans_local.runtime import LocalExecutor
 from sagemaker_plans_local.runtime.contract import LOG_GROUP

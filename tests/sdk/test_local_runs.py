@@ -7,7 +7,6 @@ import sys
 import tarfile
 import textwrap
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
