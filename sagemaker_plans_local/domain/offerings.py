@@ -82,22 +82,31 @@ class Capacity:
         return self.ultra_server_count if self.ultra_server else self.instance_count
 
 
-@attrs.frozen
-class OfferedBlock:
-    """One reserved-capacity block of an offering."""
+class HeldCapacity:
+    """``instance_type`` and instance counts read from the record's ``capacity``."""
 
+    __slots__ = ()
     capacity: Capacity
-    availability_zone: str
-    start: datetime
-    end: datetime
 
     @property
     def instance_type(self) -> str:
         return self.capacity.instance_type
 
     @property
+    def instance_count(self) -> int:
+        return self.capacity.instance_count
+
+    @property
     def count(self) -> int:
         return self.capacity.instance_count
+
+
+class Interval:
+    """``duration`` of a record with ``start`` and ``end``."""
+
+    __slots__ = ()
+    start: datetime
+    end: datetime
 
     @property
     def duration(self) -> timedelta:
@@ -105,7 +114,17 @@ class OfferedBlock:
 
 
 @attrs.frozen
-class PlanOffering:
+class OfferedBlock(HeldCapacity, Interval):
+    """One reserved-capacity block of an offering."""
+
+    capacity: Capacity
+    availability_zone: str
+    start: datetime
+    end: datetime
+
+
+@attrs.frozen
+class PlanOffering(HeldCapacity):
     """One answer of SearchTrainingPlanOfferings: one or two blocks, in time order."""
 
     offering_id: str
@@ -116,14 +135,6 @@ class PlanOffering:
     requested_end_before: datetime | None
     upfront_fee: Decimal
     currency: str = "USD"
-
-    @property
-    def instance_type(self) -> str:
-        return self.capacity.instance_type
-
-    @property
-    def instance_count(self) -> int:
-        return self.capacity.instance_count
 
     @property
     def start(self) -> datetime:

@@ -11,7 +11,7 @@ import attrs
 
 from .clock import Event
 from .errors import InvalidRequest
-from .offerings import Capacity, ExtensionOffering, PlanOffering
+from .offerings import Capacity, ExtensionOffering, HeldCapacity, Interval, PlanOffering
 from .ultraservers import DEFAULT_SPARES
 
 #: When a block's running instances are taken back, before its end (chosen for other targets: 30 min).
@@ -42,7 +42,7 @@ class PlanScript:
 
 
 @attrs.define(eq=False)
-class ReservedCapacity:
+class ReservedCapacity(HeldCapacity, Interval):
     """One reserved-capacity block of a plan; ``ultra_servers`` are the ids of its UltraServers."""
 
     rc_id: str
@@ -55,18 +55,6 @@ class ReservedCapacity:
     events: list[Event] = attrs.Factory(list)
     ultra_servers: list[str] = attrs.Factory(list)
 
-    @property
-    def instance_type(self) -> str:
-        return self.capacity.instance_type
-
-    @property
-    def count(self) -> int:
-        return self.capacity.instance_count
-
-    @property
-    def duration(self) -> timedelta:
-        return self.end - self.start
-
 
 @attrs.define(eq=False)
 class Extension:
@@ -78,7 +66,7 @@ class Extension:
 
 
 @attrs.define(eq=False)
-class TrainingPlan:
+class TrainingPlan(HeldCapacity):
     """A bought training plan and who uses its instances."""
 
     name: str
@@ -100,14 +88,6 @@ class TrainingPlan:
     @property
     def status_message(self) -> str:
         return self.failure_message if self.status == "Failed" else MESSAGES[self.status]
-
-    @property
-    def instance_type(self) -> str:
-        return self.capacity.instance_type
-
-    @property
-    def instance_count(self) -> int:
-        return self.capacity.instance_count
 
     @property
     def spare_count(self) -> int:
