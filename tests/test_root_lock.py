@@ -16,7 +16,7 @@ from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.backend import RootInUseError
 from sagemaker_plans_local.backend_root import LOCK_FILE
 from sagemaker_plans_local.runtime.processes import SUPERVISED
-from tests.runtime.test_orphans import SCRIPTS, pids_file, read_pids, still_alive  # noqa: F401
+from tests.runtime.test_orphans import escaper_source, pids_file, read_pids, still_alive  # noqa: F401
 
 HOLDER = textwrap.dedent("""
     import sys
@@ -146,9 +146,7 @@ RUNNING_AT_EXIT = textwrap.dedent("""
 
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 def test_a_run_still_going_at_exit_is_stopped_and_its_temporary_root_removed(tmp_path, pids_file):
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "escaper.py").write_bytes((SCRIPTS / "escaper.py").read_bytes())
+    source = escaper_source(tmp_path)
     result = subprocess.run([sys.executable, "-c", RUNNING_AT_EXIT, str(source), str(pids_file)],
                             capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)
     assert result.returncode == 0, result.stderr

@@ -58,6 +58,14 @@ def pids_file(tmp_path):
             pass
 
 
+def escaper_source(tmp_path: Path) -> Path:
+    """A source directory holding only the escaper script (sleepers that leave the session)."""
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "escaper.py").write_bytes((SCRIPTS / "escaper.py").read_bytes())
+    return source
+
+
 def escaper_job(world, name, pids_file, **hyperparameters):
     return world.job(name, "escaper.py", hyperparameters={"pids": str(pids_file), **hyperparameters})
 
@@ -84,9 +92,7 @@ def test_stopping_a_run_ends_every_descendant(world, pids_file, ignore_term):
 
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_parent_leaves_no_training_process_behind(tmp_path, pids_file, signum):
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "escaper.py").write_bytes((SCRIPTS / "escaper.py").read_bytes())
+    source = escaper_source(tmp_path)
     parent = subprocess.Popen([sys.executable, str(SCRIPTS / "backend_parent.py"), str(source),
                                str(pids_file)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.runtime.processes import SUPERVISED
-from tests.runtime.test_orphans import SCRIPTS, alive, pids_file, read_pids, still_alive  # noqa: F401
+from tests.runtime.test_orphans import escaper_source, alive, pids_file, read_pids, still_alive  # noqa: F401
 from tests.sdk.test_fit import estimator  # noqa: F401  (shared builder)
 
 SLEEPER = textwrap.dedent("""
@@ -86,9 +86,7 @@ FIT_PARENT = textwrap.dedent("""
 
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):
-    source = tmp_path / "source"
-    source.mkdir()
-    (source / "escaper.py").write_bytes((SCRIPTS / "escaper.py").read_bytes())
+    source = escaper_source(tmp_path)
     parent = subprocess.Popen([sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
