@@ -69,7 +69,8 @@ def _tagging_create(handler: Handler, arn_member: str) -> Handler:
         pairs = _pairs(params.get("Tags") or [])
         check_tags(pairs)
         result = handler(region, params)
-        region.tags.tag_created(result[arn_member], pairs)
+        if pairs:
+            region.tags.tag_created(result[arn_member], pairs)
         return result
     return create
 

@@ -174,21 +174,37 @@ def _build_decoder(shape: Shape) -> _Decode:
     return {"timestamp": _decode_timestamp, "blob": _decode_blob, "string": _check_text}.get(kind, _keep)
 
 
+def _unchanged(shape: Shape) -> Callable[[Any], bool]:
+    """A predicate telling which values ``shape``'s decoder would return as they are, so the
+    member's path (built only for error messages) need not be: ASCII strings, in-range integers."""
+    kind = shape.type_name
+    if kind == "string":
+        return lambda value: type(value) is str and value.isascii()
+    if kind in _INTEGERS:
+        _, low, high = _INTEGERS[kind]
+        return lambda value: type(value) is int and low <= value <= high
+    if kind == "boolean":
+        return lambda value: True
+    return lambda value: False
+
+
 def _structure_decoder(shape: Shape) -> _Decode:
-    members: dict[str, _Decode] | None = None
+    members: dict[str, tuple[_Decode, Callable[[Any], bool]]] | None = None
 
     def decode(value: Any, path: str) -> Any:
         nonlocal members
         if not isinstance(value, dict):
             return value
         if members is None:
-            members = {name: _decoder(member) for name, member in shape.members.items()}
+            members = {name: (_decoder(member), _unchanged(member)) for name, member in shape.members.items()}
         out = {}
         for name, item in value.items():
-            if name not in members:
+            member = members.get(name)
+            if member is None:
                 raise serialization_error(f"Unrecognized field '{name}' at '{path or 'the request'}': "
                                           f"{shape.name} has no such member.")
-            out[name] = None if item is None else members[name](item, _child(path, name))
+            decode_member, unchanged = member
+            out[name] = item if item is None or unchanged(item) else decode_member(item, _child(path, name))
         return out
 
     return decode
@@ -232,8 +248,16 @@ def decode_input(shape: Shape | None, value: dict) -> dict:
 
 
 def read_request(shape: Shape | None, body: bytes | str | None) -> dict:
-    """:func:`parse_body` then :func:`decode_input`."""
-    return decode_input(shape, parse_body(body))
+    """:func:`parse_body` then :func:`decode_input`.
+
+    The depth walk runs only when the body holds more than ``MAX_DEPTH`` opening brackets
+    (fewer cannot nest deeper; brackets inside strings only over-count).
+    """
+    document = parse_body(body)
+    opening = (b"{", b"[") if isinstance(body, bytes) else ("{", "[")
+    if body and sum(body.count(bracket) for bracket in opening) > MAX_DEPTH:  # type: ignore[arg-type]
+        _check_depth(document)
+    return document if shape is None else _decoder(shape)(document, "")
 
 
 def _encode_timestamp(value: Any) -> float:
