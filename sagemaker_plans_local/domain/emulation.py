@@ -92,17 +92,19 @@ class Emulation:
             return store
 
     def script_for(self, job_name: str) -> JobScript:
-        return self._scripts.get(job_name, DEFAULT_SCRIPT)
+        """The scripted outcome of a job; names match regardless of case, as job names do."""
+        return self._scripts.get(job_name.lower(), DEFAULT_SCRIPT)
 
     def plan_script_for(self, plan_name: str) -> PlanScript:
-        return self._plan_scripts.get(plan_name, DEFAULT_PLAN_SCRIPT)
+        """The scripted payment of a plan; names match regardless of case, as plan names do."""
+        return self._plan_scripts.get(plan_name.lower(), DEFAULT_PLAN_SCRIPT)
 
     def script_job(self, job_name: str, script: JobScript) -> None:
         with self.lock:
-            self._scripts[job_name] = script
+            self._scripts[job_name.lower()] = script
             for region in self._regions.values():
                 region.training_jobs.rescript(job_name)
 
     def script_plan(self, plan_name: str, script: PlanScript) -> None:
         with self.lock:
-            self._plan_scripts[plan_name] = script
+            self._plan_scripts[plan_name.lower()] = script

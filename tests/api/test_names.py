@@ -77,3 +77,19 @@ def test_cluster_names_are_case_sensitive(sm):
     with pytest.raises(ClientError) as excinfo:
         sm.create_cluster(ClusterName="Cluster-A", InstanceGroups=[group("g", 1, "ml.m5.xlarge")])
     assert error_of(excinfo)[0] == "ResourceInUse"
+
+
+def test_a_scripted_outcome_applies_to_the_job_under_any_casing(sm, backend):
+    backend.script_job("nightly-RUN", outcome="AlgorithmError", runtime_seconds=60)
+    sm.create_training_job(**create_request("Nightly-Run", keep_alive=None))
+    backend.clock.advance(3600)
+    job = sm.describe_training_job(TrainingJobName="Nightly-Run")
+    assert job["TrainingJobStatus"] == "Failed"
+    assert job["FailureReason"].startswith("AlgorithmError")
+    assert job["TrainingTimeInSeconds"] == 60
+
+
+def test_a_scripted_payment_applies_to_the_plan_under_any_casing(sm, backend):
+    backend.script_plan("GPU-Plan")
+    arn, _ = buy(sm, backend, "gpu-plan")
+    assert sm.describe_training_plan(TrainingPlanName=arn.rsplit("/", 1)[1])["Status"] == "Failed"
