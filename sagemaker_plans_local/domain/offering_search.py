@@ -8,7 +8,7 @@ point ``k`` (``k - j`` grid days).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from datetime import datetime, time, timedelta, timezone
 
 import attrs
@@ -57,13 +57,13 @@ class DayGrid:
         """The first grid point at or after ``moment``."""
         if moment <= self.origin:
             return 0
-        return 1 - ((self.first - moment) // DAY)
+        return 1 - (self.first - moment).days  # a timedelta's days are its floor division by DAY
 
     def index_at_or_before(self, moment: datetime) -> int:
         """The last grid point at or before ``moment``; -1 before the origin."""
         if moment < self.first:
             return 0 if moment >= self.origin else -1
-        return 1 + (moment - self.first) // DAY
+        return 1 + (moment - self.first).days
 
     def totals(self, hours: int, last_start: int) -> list[Total]:
         """The grid days an offering may total, by where its first block starts.
@@ -81,37 +81,39 @@ class DayGrid:
 
 
 class _Zones:
-    """The runs of each AZ and, per grid index, how far the run holding it reaches."""
+    """The runs of each AZ (disjoint, in time order), found by bisect on their starts and ends."""
 
     def __init__(self, runs: dict[str, list[tuple[int, int]]], last_start: int) -> None:
         self.runs = runs
         self.last_start = last_start
         self.names = sorted(runs)
         self.longest = {az: max((c - a for a, c in spans), default=0) for az, spans in runs.items()}
-        self.reach: dict[str, list[int]] = {}
-        for az, spans in runs.items():
-            reach = list(range(last_start + 1))
-            for a, c in spans:
-                for j in range(a, min(c, last_start + 1)):
-                    reach[j] = c
-            self.reach[az] = reach
-        #: Per (AZ, days): every start of a block that fits, ascending (filled as asked).
-        self._fitting: dict[tuple[str, int], list[int]] = {}
+        self._firsts = {az: [a for a, _ in spans] for az, spans in runs.items()}
+        self._stops = {az: [c for _, c in spans] for az, spans in runs.items()}
 
     def fits(self, az: str, j: int, k: int) -> bool:
-        reach = self.reach[az]
-        return j < len(reach) and reach[j] >= k
+        """Whether a block from grid point ``j`` (at most ``last_start``) to ``k`` lies in one run."""
+        if j > self.last_start:
+            return False
+        i = bisect_right(self._firsts[az], j) - 1
+        return i >= 0 and j < self._stops[az][i] and k <= self._stops[az][i]
 
     def starts(self, az: str, days: int, low: int, high: int) -> list[int]:
         """The first three starts in ``[low, high]`` of a block of ``days`` days in ``az``."""
+        found: list[int] = []
         if self.longest[az] < days:
-            return []
-        fitting = self._fitting.get((az, days))
-        if fitting is None:
-            fitting = self._fitting[(az, days)] = [
-                j for a, c in self.runs[az] for j in range(a, min(c - days, self.last_start) + 1)]
-        first = bisect_left(fitting, low)
-        return [j for j in fitting[first:first + MAX_OFFERINGS] if j <= high]
+            return found
+        runs = self.runs[az]
+        high = min(high, self.last_start)
+        for i in range(bisect_left(self._stops[az], low + days), len(runs)):
+            a, c = runs[i]
+            if a > high:
+                break
+            first = max(a, low)
+            found.extend(range(first, min(c - days, high, first + MAX_OFFERINGS - len(found) - 1) + 1))
+            if len(found) == MAX_OFFERINGS:
+                break
+        return found
 
 
 def best_picks(runs: dict[str, list[tuple[int, int]]], totals: list[Total], last_start: int,
