@@ -77,7 +77,7 @@ class _Steps:
         return lowest
 
 
-_MEMO_LIMIT = 1024
+_MEMO_LIMIT = 4096
 T = TypeVar("T")
 
 
@@ -91,7 +91,7 @@ class CapacityInventory:
         self._searches = 0
         self._memo: dict = {}
         # Changes per instance type (or UltraServer type), and clears: what a remembered value depends on.
-        self._changes: dict[str, int] = {}
+        self._changes: dict[str | Key, int] = {}
         self._clears = 0
 
     # -- changes -------------------------------------------------------------
@@ -104,7 +104,7 @@ class CapacityInventory:
             self._steps[key] = _Steps()
             self._zones[instance_type] = sorted({*self._zones.get(instance_type, ()), availability_zone})
         self._steps[key].shift(start, end, instance_count)
-        self._changed(instance_type)
+        self._changed(instance_type, availability_zone)
 
     def give_back(self, instance_type: str, availability_zone: str, start: datetime,
                   end: datetime, count: int) -> None:
@@ -124,7 +124,7 @@ class CapacityInventory:
                 f"only {free} {instance_type} free in {availability_zone} over "
                 f"[{start.isoformat()}, {end.isoformat()}), {count} requested")
         self._steps[(instance_type, availability_zone)].shift(start, end, -count)
-        self._changed(instance_type)
+        self._changed(instance_type, availability_zone)
 
     def clear(self) -> None:
         """Forget all capacity (and which AZs ever had some)."""
@@ -180,14 +180,15 @@ class CapacityInventory:
                     pieces.append(CapacityBlock(instance_type, az, times[k], times[k + 1], counts[k]))
         return pieces
 
-    def remembered(self, key: Hashable, instance_type: str, compute: Callable[[], T]) -> T:
-        """``compute()``, remembered under ``key`` until the capacity of ``instance_type`` next changes.
+    def remembered(self, key: Hashable, scope: str | Key, compute: Callable[[], T]) -> T:
+        """``compute()``, remembered under ``key`` until the capacity of ``scope`` next changes.
 
-        For pure functions of one type's capacity (a search's candidate blocks):
-        a repeated search costs a lookup until capacity of that type is added,
-        sold or returned; changes to other types keep it.
+        ``scope`` is an instance type (or UltraServer type), or one (type, AZ): for
+        pure functions of that capacity (a search's candidate blocks, one AZ's free
+        runs), a repeat costs a lookup until capacity there is added, sold or
+        returned; changes elsewhere keep it.
         """
-        stamp = (self._clears, self._changes.get(instance_type, 0))
+        stamp = (self._clears, self._changes.get(scope, 0))
         entry = self._memo.get(key)
         if entry is not None and entry[0] == stamp:
             return entry[1]
@@ -202,8 +203,9 @@ class CapacityInventory:
         self._searches += 1
         return self._searches
 
-    def _changed(self, instance_type: str) -> None:
-        self._changes[instance_type] = self._changes.get(instance_type, 0) + 1
+    def _changed(self, instance_type: str, availability_zone: str) -> None:
+        for scope in (instance_type, (instance_type, availability_zone)):
+            self._changes[scope] = self._changes.get(scope, 0) + 1
         self.version += 1
 
     @staticmethod

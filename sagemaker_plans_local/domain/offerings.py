@@ -267,15 +267,30 @@ def _check_request(now: datetime, capacity: Capacity, duration_hours: int,
 # -- search ---------------------------------------------------------------------
 def _runs(inventory: CapacityInventory, grid: DayGrid, capacity: Capacity,
           last_end: int) -> dict[str, list[tuple[int, int]]]:
-    """Per AZ, the maximal runs of grid days with the capacity free, in time order."""
+    """Per AZ, the maximal runs of grid days with the capacity free, in time order.
+
+    Each AZ's runs are remembered until that AZ's capacity changes, so a search
+    right after one AZ changed recomputes that AZ only.
+    """
     latest = grid.at(last_end)
     runs: dict[str, list[tuple[int, int]]] = {}
     for az in inventory.zones(capacity.key):
-        for start, end in inventory.windows(capacity.key, az, capacity.units, grid.origin, latest):
-            first, stop = grid.index_at_or_after(start), grid.index_at_or_before(end)
-            if stop > first:
-                runs.setdefault(az, []).append((first, stop))
+        spans = inventory.remembered(
+            ("runs", capacity.key, az, capacity.units, grid.origin, latest), (capacity.key, az),
+            lambda az=az: _zone_runs(inventory, grid, capacity, az, latest))  # type: ignore[misc]
+        if spans:
+            runs[az] = spans
     return runs
+
+
+def _zone_runs(inventory: CapacityInventory, grid: DayGrid, capacity: Capacity, az: str,
+               latest: datetime) -> list[tuple[int, int]]:
+    spans = []
+    for start, end in inventory.windows(capacity.key, az, capacity.units, grid.origin, latest):
+        first, stop = grid.index_at_or_after(start), grid.index_at_or_before(end)
+        if stop > first:
+            spans.append((first, stop))
+    return spans
 
 
 def _fee(prices: PriceList, capacity: Capacity, duration: timedelta) -> Decimal:

@@ -186,3 +186,23 @@ def test_remembered_values_last_until_their_type_changes():
     assert inventory.remembered("search", P5, compute) == 3
     inventory.clear()
     assert inventory.remembered("search", P5, compute) == 4
+
+
+def test_remembered_values_of_one_zone_last_until_that_zone_changes():
+    inventory = CapacityInventory()
+    calls = []
+
+    def compute():
+        calls.append(len(calls) + 1)
+        return calls[-1]
+
+    other = AZ[:-1] + ("b" if AZ[-1] != "b" else "c")
+    assert inventory.remembered("runs", (P5, AZ), compute) == 1
+    inventory.add(P5, 1, other, at(0), at(1))  # the same type in another AZ: still remembered
+    assert inventory.remembered("runs", (P5, AZ), compute) == 1
+    inventory.add(P5, 1, AZ, at(0), at(1))
+    assert inventory.remembered("runs", (P5, AZ), compute) == 2
+    inventory.remove(P5, AZ, at(0), at(1), 1)
+    assert inventory.remembered("runs", (P5, AZ), compute) == 3
+    inventory.clear()
+    assert inventory.remembered("runs", (P5, AZ), compute) == 4

@@ -396,3 +396,14 @@ def test_fragmented_capacity_is_split_as_the_spec_says(layout, request):
             inventory.add(P5, count, az, start, start + length * DAY)
             start += length * DAY
     check_search(inventory, request)
+
+
+def test_a_search_after_one_zone_changed_sees_that_zone_and_keeps_the_others():
+    inventory = inventory_of(("az-a", day(3), day(10), 1), ("az-b", day(5), day(10), 1))
+    before = shape(search(inventory))
+    assert before == [[("az-a", day(3), day(4))], [("az-a", day(4), day(5))], [("az-a", day(5), day(6))]]
+    inventory.add(P5, 1, "az-b", MORNING, day(2))  # az-b frees earlier days
+    assert shape(search(inventory)) == [[("az-b", MORNING, day(1))], [("az-b", day(1), day(2))],
+                                        [("az-a", day(3), day(4))]]
+    inventory.remove(P5, "az-b", MORNING, day(2), 1)
+    assert shape(search(inventory)) == before
