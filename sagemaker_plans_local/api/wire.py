@@ -197,15 +197,20 @@ def _structure_decoder(shape: Shape) -> _Decode:
             return value
         if members is None:
             members = {name: (_decoder(member), _unchanged(member)) for name, member in shape.members.items()}
-        out = {}
+        out = None  # a copy, made only once a member's value changes
         for name, item in value.items():
             member = members.get(name)
             if member is None:
                 raise serialization_error(f"Unrecognized field '{name}' at '{path or 'the request'}': "
                                           f"{shape.name} has no such member.")
             decode_member, unchanged = member
-            out[name] = item if item is None or unchanged(item) else decode_member(item, _child(path, name))
-        return out
+            if item is None or unchanged(item):
+                continue
+            decoded = decode_member(item, _child(path, name))
+            if decoded is not item:
+                out = dict(value) if out is None else out
+                out[name] = decoded
+        return value if out is None else out
 
     return decode
 
