@@ -150,7 +150,7 @@ class PlanOffering(HeldCapacity):
 
 
 @attrs.frozen
-class ExtensionOffering:
+class ExtensionOffering(HeldCapacity, Interval):
     """A block that extends a plan's last block by ``duration_hours`` in the same AZ."""
 
     offering_id: str
@@ -161,14 +161,6 @@ class ExtensionOffering:
     duration_hours: int
     upfront_fee: Decimal
     currency: str = "USD"
-
-    @property
-    def instance_type(self) -> str:
-        return self.capacity.instance_type
-
-    @property
-    def instance_count(self) -> int:
-        return self.capacity.instance_count
 
 
 def origin_of(now: datetime, start_after: datetime | None) -> datetime:
