@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ..domain.offerings import Capacity, ExtensionOffering, PlanOffering
 from ..domain.plan_records import Extension, ReservedCapacity, TrainingPlan, hours_and_minutes
@@ -24,8 +24,9 @@ def zone_id_member(availability_zone: str) -> dict:
     return {"AvailabilityZoneId": found} if found and _zone_id_pattern().fullmatch(found) else {}
 
 
-def _duration(start: datetime, end: datetime) -> dict:
-    hours, minutes = hours_and_minutes(end - start)
+def _duration(duration: timedelta) -> dict:
+    """``DurationHours`` and ``DurationMinutes`` of a block, an offering or a plan."""
+    hours, minutes = hours_and_minutes(duration)
     return {"DurationHours": hours, "DurationMinutes": minutes}
 
 
@@ -43,21 +44,16 @@ def offering(found: PlanOffering) -> dict:
         "TargetResources": [found.target],
         "RequestedStartTimeAfter": found.requested_start_after,
         "RequestedEndTimeBefore": found.requested_end_before,
-        **_total(found),
+        **_duration(found.duration),
         "UpfrontFee": str(found.upfront_fee),
         "CurrencyCode": found.currency,
         "ReservedCapacityOfferings": [
             {**_kind(block.capacity), "InstanceType": block.instance_type, "InstanceCount": block.count,
              "AvailabilityZone": block.availability_zone, "StartTime": block.start,
-             "EndTime": block.end, **_duration(block.start, block.end)}
+             "EndTime": block.end, **_duration(block.duration)}
             for block in found.blocks
         ],
     }
-
-
-def _total(found: PlanOffering) -> dict:
-    hours, minutes = hours_and_minutes(found.duration)
-    return {"DurationHours": hours, "DurationMinutes": minutes}
 
 
 def extension_offering(found: ExtensionOffering) -> dict:
@@ -95,19 +91,17 @@ def capacity_summary(rc: ReservedCapacity) -> dict:
         **zone_id_member(rc.availability_zone),
         "StartTime": rc.start,
         "EndTime": rc.end,
-        **_duration(rc.start, rc.end),
+        **_duration(rc.duration),
     }
 
 
 def plan_summary(plan: TrainingPlan) -> dict:
-    hours, minutes = hours_and_minutes(plan.duration)
     summary = {
         "TrainingPlanArn": plan.arn,
         "TrainingPlanName": plan.name,
         "Status": plan.status,
         "StatusMessage": plan.status_message,
-        "DurationHours": hours,
-        "DurationMinutes": minutes,
+        **_duration(plan.duration),
         "StartTime": plan.start,
         "EndTime": plan.end,
         "UpfrontFee": str(plan.upfront_fee),
