@@ -105,8 +105,8 @@ def indexed_page(scan: Scan, params: dict, indexes: Mapping[str, str], default_s
     query_fingerprint = fingerprint(_list_query(params, descending, **bound_to))
     after = _resume_position(params, query_fingerprint)
     cut = take_then_filter if evaluate_first else filter_then_take
-    rows = scan(indexes[params.get("SortBy", default_sort)], descending, after)
     try:
+        rows = scan(indexes[params.get("SortBy", default_sort)], descending, after)
         chunk, last = cut(rows, matches, params.get("MaxResults") or DEFAULT_MAX_RESULTS)
     except TypeError:  # a forged position that does not compare with the index's values
         raise validation_error(INVALID_TOKEN) from None
@@ -127,19 +127,15 @@ def _sorted_scan(ordered: list, positions: list, descending: bool, after: list |
 
 def sorted_page(items: Iterable, params: dict, sort_keys: Mapping[str, Callable], default_sort: str,
                 tiebreak: Callable, **bound_to: str) -> tuple[list, str | None]:
-    """Page a small, unindexed, already filtered collection (sorted per call; filter-then-take)."""
-    key = sort_keys[params.get("SortBy", default_sort)]
-    descending = params.get("SortOrder", "Ascending") == "Descending"
-    ordered = sorted(items, key=lambda item: (key(item), tiebreak(item)), reverse=descending)
-    positions = [(key(item), tiebreak(item)) for item in ordered]
-    query_fingerprint = fingerprint(_list_query(params, descending, **bound_to))
-    after = _resume_position(params, query_fingerprint)
-    try:
-        rows = _sorted_scan(ordered, positions, descending, after)
-    except TypeError:
-        raise validation_error(INVALID_TOKEN) from None
-    chunk, last = filter_then_take(rows, lambda _: True, params.get("MaxResults") or DEFAULT_MAX_RESULTS)
-    return chunk, None if last is None else encode(list(last), query_fingerprint)
+    """Page a small, unindexed, already filtered collection: :func:`indexed_page` over the items
+    sorted per call (filter-then-take)."""
+    def scan(sort_by: str, descending: bool, after: list | None) -> Iterator:
+        key = sort_keys[sort_by]
+        ordered = sorted(items, key=lambda item: (key(item), tiebreak(item)), reverse=descending)
+        return _sorted_scan(ordered, [(key(item), tiebreak(item)) for item in ordered], descending, after)
+
+    return indexed_page(scan, params, {name: name for name in sort_keys}, default_sort,
+                        lambda _: True, False, **bound_to)
 
 
 def page(items: list, params: dict, query: Any, position_of: Callable[[Any], Any],

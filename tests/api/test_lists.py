@@ -120,3 +120,20 @@ def test_walking_list_clusters_yields_the_filtered_clusters_once(names, contains
             if not token:
                 break
         assert seen == expected and pages == max(1, -(-len(names) // limit))
+
+
+@pytest.mark.parametrize("order", ["Ascending", "Descending"])
+def test_walking_cluster_node_pages_yields_every_node_once_in_order(sm, backend, order):
+    sm.create_cluster(ClusterName="c", InstanceGroups=[group("a", 3, M5), group("b", 2, M5)])
+    backend.clock.advance(3600)
+    whole = sm.list_cluster_nodes(ClusterName="c", SortOrder=order, MaxResults=10)["ClusterNodeSummaries"]
+    walked, token = [], None
+    while True:
+        page = sm.list_cluster_nodes(ClusterName="c", SortOrder=order, MaxResults=2,
+                                     **({"NextToken": token} if token else {}))
+        walked += page["ClusterNodeSummaries"]
+        token = page.get("NextToken")
+        if not token:
+            break
+    assert len(whole) == 5
+    assert [n["InstanceId"] for n in walked] == [n["InstanceId"] for n in whole]
