@@ -168,13 +168,18 @@ def test_inventory_matches_a_brute_force_model(operations, q_start, q_length, ne
     assert rebuilt == model
 
 
-def test_remembered_values_last_until_their_type_changes():
-    inventory = CapacityInventory()
+def counting():
+    """A computation that answers how many times it has run."""
     calls = []
 
     def compute():
         calls.append(len(calls) + 1)
         return calls[-1]
+    return compute
+
+
+def test_remembered_values_last_until_their_type_changes():
+    inventory, compute = CapacityInventory(), counting()
 
     assert inventory.remembered("search", P5, compute) == 1
     assert inventory.remembered("search", P5, compute) == 1
@@ -189,12 +194,7 @@ def test_remembered_values_last_until_their_type_changes():
 
 
 def test_remembered_values_of_one_zone_last_until_that_zone_changes():
-    inventory = CapacityInventory()
-    calls = []
-
-    def compute():
-        calls.append(len(calls) + 1)
-        return calls[-1]
+    inventory, compute = CapacityInventory(), counting()
 
     other = AZ[:-1] + ("b" if AZ[-1] != "b" else "c")
     assert inventory.remembered("runs", (P5, AZ), compute) == 1
