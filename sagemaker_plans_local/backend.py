@@ -26,6 +26,7 @@ from .domain.settings import Settings
 from .domain.timeline import JobScript
 from .domain.job_records import TrainingJob
 from .domain.training_plans import PlanScript
+from .domain.waiting import Waits
 from .transport.activation import Activation, activated
 from .runtime import LocalExecutor
 from .transport import in_job
@@ -36,7 +37,6 @@ from .transport.service_hook import ServiceHook
 #: The services a LocalBackend answers (botocore names).
 EMULATED_SERVICES = ("sagemaker", "s3", "sts", "iam", "logs")
 
-_ENDED = ("Completed", "Failed", "Stopped")
 _FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
@@ -67,6 +67,7 @@ class LocalBackend:
         emulation = self._emulation
         self._closer = weakref.finalize(self, _shut_down, emulation, held)
         emulation.region_setup.append(_weak_setup(self))
+        self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
         self._sagemaker = SageMakerApi(emulation)
         self._services = {
             "s3": S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
@@ -137,60 +138,36 @@ class LocalBackend:
             self.clock.catch_up()
             return self._emulation.region(region or self.region).training_jobs.get(job_name)
 
-    def wait_for_training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
+    def wait_for_training_job(self, job_name: str, region: str | None = None,
+                              fast_forward: bool | None = None) -> TrainingJob:
         """Block until the job has ended, without polling sleeps.
 
-        Simulated waits (provisioning, queued capacity) are fast-forwarded by
-        advancing the clock (also a wall clock); a job's real process runs in
-        real time and is waited for.
+        On a manual clock simulated waits (provisioning, queued capacity) are
+        passed by advancing it. On a wall clock they are waited for in real
+        time (service phases are short: ``settings.wall_clock_phase_scale``),
+        unless ``fast_forward`` (default ``settings.fast_forward_waits``) moves
+        the clock ahead instead. A job's real process runs in real time.
         """
-        while True:
-            job, moved = self._step(job_name, region, None)
-            if job.status in _ENDED or not moved:
-                return job
+        return self._waits.job(self._jobs(region), job_name, fast_forward)
 
     def step_training_job(self, job_name: str, region: str | None = None,
-                          max_wait: float | None = None) -> TrainingJob:
+                          max_wait: float | None = None, fast_forward: bool | None = None) -> TrainingJob:
         """One step of :meth:`wait_for_training_job`, waiting at most ``max_wait`` real seconds."""
-        return self._step(job_name, region, max_wait)[0]
+        return self._waits.step_job(self._jobs(region), job_name, max_wait, fast_forward)[0]
 
-    def _step(self, job_name: str, region: str | None, max_wait: float | None) -> tuple[TrainingJob, bool]:
-        jobs = self._emulation.region(region or self.region).training_jobs
-        clock = self.clock
-        with self._emulation.lock:
-            clock.catch_up()
-            job = jobs.get(job_name)
-            if job.status in _ENDED:
-                return job, False
-            running = jobs.local_runs.running(job) is not None
-            due = clock.next_due()
-            now = clock.now()
-        if running:
-            budget = None if due is None else max(0.0, (due - now).total_seconds())
-            if max_wait is not None:
-                budget = max_wait if budget is None else min(budget, max_wait)
-            jobs.local_runs.settle(job, budget)
-            with self._emulation.lock:
-                still_running = jobs.local_runs.running(job) is not None
-                if clock.manual and still_running and due is not None and (
-                        max_wait is None or budget >= (due - now).total_seconds()):
-                    clock.advance(max(due - clock.now(), timedelta(0)))
-                clock.catch_up()
-            return job, True
-        if due is not None:
-            clock.advance(max(due - now, timedelta(0)))
-            return job, True
-        return job, False
+    def wait_for_next_change(self, fast_forward: bool | None = None) -> bool:
+        """Wait for the next scheduled state change and apply it; False if none is scheduled.
+
+        A manual clock (or ``fast_forward``) moves to it at once; a wall clock sleeps until it.
+        """
+        return self._waits.next_change(fast_forward)
 
     def advance_to_next_change(self) -> None:
-        """Move the clock to the next scheduled state change (if any) and apply it."""
-        with self._emulation.lock:
-            due = self.clock.next_due()
-            if due is not None:
-                self.clock.advance(max(due - self.clock.now(), timedelta(0)))
+        """Move the clock to the next scheduled state change (if any) and apply it (a fast-forward)."""
+        self._waits.next_change(fast_forward=True)
 
     def run_until_idle(self, limit: timedelta = timedelta(days=60)) -> None:
-        """Advance the clock until nothing more is scheduled (at most ``limit``)."""
+        """Advance the clock until nothing more is scheduled (at most ``limit``; a fast-forward)."""
         deadline = self.clock.now() + limit
         while (due := self.clock.next_due()) is not None and due <= deadline:
             self.clock.advance(max(due - self.clock.now(), timedelta(0)))
@@ -206,6 +183,9 @@ class LocalBackend:
         self.close()
 
     # -- wiring ----------------------------------------------------------------
+    def _jobs(self, region: str | None):
+        return self._emulation.region(region or self.region).training_jobs
+
     @staticmethod
     def _check_emulated(service_name: str) -> None:
         if service_name not in EMULATED_SERVICES:

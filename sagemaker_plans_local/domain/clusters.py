@@ -257,14 +257,17 @@ class Clusters:
             if self._drop_nodes(cluster, group):
                 released.append(group.plan)
         cluster.events.append(self._clock.schedule(
-            now + timedelta(seconds=DELETE_SECONDS), lambda at: self._clusters.delete(cluster.name)))
+            now + self._service_time(DELETE_SECONDS), lambda at: self._clusters.delete(cluster.name)))
         for plan in dict.fromkeys(released):
             self._retry(plan, now)
         return cluster
 
     # -- lifecycle -------------------------------------------------------------
+    def _service_time(self, seconds: float) -> timedelta:
+        return timedelta(seconds=self._settings.service_seconds(seconds, self._clock.manual))
+
     def _schedule_ready(self, cluster: Cluster, now: datetime) -> None:
-        delay = timedelta(seconds=self._settings.cold_start_seconds)
+        delay = self._service_time(self._settings.cold_start_seconds)
         cluster.events.append(self._clock.schedule(now + delay, lambda at: self._ready(cluster, at)))
 
     def _ready(self, cluster: Cluster, at: datetime) -> None:

@@ -33,3 +33,13 @@ class Settings:
     cold_start_seconds: int = 180
     warm_start_seconds: int = 10
     plan_payment_seconds: int = 60
+    #: On a wall clock, the simulated service phases above (and a stop's 30 s) take this
+    #: fraction of their length in real time; durations a request gives are never scaled.
+    wall_clock_phase_scale: float = 0.001
+    #: On a wall clock, waits (a job's end, a plan's payment) move the clock ahead to the
+    #: next change instead of sleeping until it; a manual clock always moves.
+    fast_forward_waits: bool = False
+
+    def service_seconds(self, seconds: float, manual_clock: bool) -> float:
+        """How long a simulated service phase of ``seconds`` lasts on this backend's clock."""
+        return seconds if manual_clock else seconds * self.wall_clock_phase_scale

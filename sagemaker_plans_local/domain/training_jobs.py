@@ -105,7 +105,7 @@ class TrainingJobs:
             else:
                 self._usage.update(job.instance_demand())
             job.enter("Starting", at, "Starting the training job")
-            self._plan_provisioning(job, at, Provisioning.warm(self._settings.warm_start_seconds))
+            self._plan_provisioning(job, at, Provisioning.warm(self._service_seconds(self._settings.warm_start_seconds)))
         elif plan is not None:
             self._queue.admit(job, at)
             if not job.transitions:
@@ -159,6 +159,9 @@ class TrainingJobs:
         self._plan_training(job, job.segment_start)
 
     # -- progression ---------------------------------------------------------
+    def _service_seconds(self, seconds: float) -> float:
+        return self._settings.service_seconds(seconds, self._clock.manual)
+
     def _schedule(self, job: TrainingJob, at: datetime, action: Callable[[datetime], None]) -> None:
         job.events.append(self._clock.schedule(at, action))
 
@@ -182,7 +185,7 @@ class TrainingJobs:
         """Provision ``job`` cold (on its plan's ``block`` when it has one)."""
         job.block = block
         job.enter("Starting", at, "Starting the training job")
-        self._plan_provisioning(job, at, Provisioning.cold(self._settings.cold_start_seconds))
+        self._plan_provisioning(job, at, Provisioning.cold(self._service_seconds(self._settings.cold_start_seconds)))
 
     def _start_training(self, job: TrainingJob, at: datetime) -> None:
         job.events.clear()
@@ -225,7 +228,7 @@ class TrainingJobs:
         script = self._script_for(job.name)
         runtime = script.runtime_seconds
         if runtime is None:
-            runtime = self._settings.job_runtime_seconds
+            runtime = self._service_seconds(self._settings.job_runtime_seconds)
         remaining = max(0.0, runtime - job.trained_seconds)
         phases = TrainingPhases.for_runtime(remaining)
         now = self._clock.now()
@@ -258,7 +261,7 @@ class TrainingJobs:
         if self.local_runs.running(job) is not None:
             self.local_runs.stop(job)  # Stopped when the process has exited
             return
-        self._schedule(job, at + timedelta(seconds=STOPPING_SECONDS),
+        self._schedule(job, at + timedelta(seconds=self._service_seconds(STOPPING_SECONDS)),
                        lambda t: self._finish(job, t, "Stopped", final, STOP_MESSAGES[final]))
 
     def _interrupt(self, job: TrainingJob, at: datetime) -> None:

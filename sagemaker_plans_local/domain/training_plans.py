@@ -136,7 +136,7 @@ class TrainingPlans:
         self._plans.put(name, plan)
         for rc in capacities:
             self._schedule_block(plan, rc)
-        paid_at = now + timedelta(seconds=self._settings.plan_payment_seconds)
+        paid_at = now + self._payment_time()
         deadline = plan.start - PAYMENT_DEADLINE
         if paid_at <= deadline:
             self._clock.schedule(paid_at, lambda at: self._settle_payment(plan, at))
@@ -169,7 +169,7 @@ class TrainingPlans:
         plan.upfront_fee += offering.upfront_fee
         extension = Extension(offering, now)
         plan.extensions.append(extension)
-        self._clock.schedule(now + timedelta(seconds=self._settings.plan_payment_seconds),
+        self._clock.schedule(now + self._payment_time(),
                              lambda at: setattr(extension, "paid", True))
         if last.status == "Active" and now >= offering.start - plan.cutoff_offset:
             # Its instances were already taken back: the extended block hands them out again.
@@ -196,6 +196,11 @@ class TrainingPlans:
             plan.consumers[taker] = plan.consumers.pop(giver)
 
     # -- lifecycle -------------------------------------------------------------
+    def _payment_time(self) -> timedelta:
+        """How long a payment takes to settle (a simulated service phase)."""
+        return timedelta(seconds=self._settings.service_seconds(self._settings.plan_payment_seconds,
+                                                                self._clock.manual))
+
     def _new_block(self, capacity: Capacity, zone: str, start: datetime, end: datetime) -> ReservedCapacity:
         digest = hashlib.sha1(f"{self._region}/{next(self._rc_ids)}/{start}".encode()).hexdigest()[:16]
         rc_id = f"rc-{digest}"
