@@ -1,219 +1,57 @@
-"""The SageMaker training contract for one instance: its ``/opt/ml`` tree, config files and environment.
+"""The SageMaker training contract for one instance: config files, environment, command line.
 
-What a script finds on a SageMaker training instance, reproduced on this
-machine: a local directory stands for ``/opt/ml``; the config files are
-written as SageMaker writes them; the ``SM_*`` variables and the command line
-are those the sagemaker-training-toolkit gives a script (same names, same
-value encoding, same argument order).
+What a process finds on a SageMaker training instance, reproduced on this
+machine. Every job gets the config files as SageMaker writes them and the
+platform's variables. A script-mode job gets what the
+sagemaker-training-toolkit gives a script (``SM_*`` variables and command
+line; a local directory stands for ``/opt/ml`` and paths are mapped onto
+it); a ``ContainerEntrypoint`` job gets its command as given, run where the
+instance's tree *is* ``/opt/ml`` (:mod:`.namespace`), and no ``SM_*``.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import re
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Mapping
 
 import attrs
 
-OPT_ML = "/opt/ml"
-WARM_POOL_CACHE = "/opt/ml/sagemaker/warmpoolcache"
+from .paths import OPT_ML, WARM_POOL_CACHE, InstanceTree, PathMapper
+from .toolkit import (DISTRIBUTION_FLAGS, HOMOGENEOUS, INFO, JOB_NAME_PARAM, LOG_LEVEL,
+                      REGION_PARAM, TOOLKIT_HYPERPARAMETERS, decode, env_value, script_mode,
+                      split_hyperparameters, to_cmd_args)
+
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
-PROGRAM = "sagemaker_program"
-SUBMIT_DIRECTORY = "sagemaker_submit_directory"
-LOG_LEVEL = "sagemaker_container_log_level"
-JOB_NAME_PARAM = "sagemaker_job_name"
-REGION_PARAM = "sagemaker_region"
-SAGEMAKER_PREFIX = "sagemaker_"
-#: The toolkit's own hyperparameters (params.SAGEMAKER_HYPERPARAMETERS): not framework params.
-TOOLKIT_HYPERPARAMETERS = (
-    PROGRAM, SUBMIT_DIRECTORY, "sagemaker_enable_cloudwatch_metrics", REGION_PARAM, LOG_LEVEL,
-    JOB_NAME_PARAM, "default_user_module_name", "_tuning_objective_metric", "sagemaker_s3_output",
-)
-#: Framework flags that put the current instance group under distribution (toolkit rule).
-DISTRIBUTION_FLAGS = (
-    "sagemaker_mpi_enabled", "sagemaker_parameter_server_enabled",
-    "sagemaker_distributed_dataparallel_enabled", "sagemaker_pytorch_ddp_enabled",
-    "sagemaker_pytorch_xla_multi_worker_enabled", "sagemaker_multi_worker_mirrored_strategy_enabled",
-)
-HOMOGENEOUS = "homogeneousCluster"
-INFO = 20  # logging.INFO, the toolkit's default log level
+#: Variables of this machine's environment no job inherits: the platform sets its own.
+PLATFORM_PREFIXES = ("SM_", "SAGEMAKER_")
+PLATFORM_NAMES = ("TRAINING_JOB_NAME", "TRAINING_JOB_ARN", "CURRENT_HOST")
+#: Not inherited by a container: it runs as root, and ``getpass.getuser()`` must say so.
+LOGIN_NAMES = ("USER", "LOGNAME", "LNAME", "USERNAME")
+#: A container's working directory (*chosen*: the instance's own, never this machine's ``/``).
+CONTAINER_CWD = f"{OPT_ML}/code"
 
 
-# -- hyperparameters -------------------------------------------------------------
-def decode(value: Any) -> Any:
-    """A hyperparameter's value as the toolkit reads it: JSON if it parses, else the raw string."""
-    try:
-        return json.loads(value)
-    except (TypeError, ValueError):
-        return value
-
-
-def script_mode(spec: Mapping) -> tuple[str, str] | None:
-    """``(entry point, submit directory)`` of a script-mode job, decoded; None otherwise."""
-    hps = spec.get("HyperParameters") or {}
-    if PROGRAM not in hps or SUBMIT_DIRECTORY not in hps:
+def container_command(spec: Mapping) -> list[str] | None:
+    """``ContainerEntrypoint`` + ``ContainerArguments`` of a job that has an entry point; else None."""
+    algorithm = spec.get("AlgorithmSpecification") or {}
+    entrypoint = algorithm.get("ContainerEntrypoint")
+    if not entrypoint:
         return None
-    return str(decode(hps[PROGRAM])), str(decode(hps[SUBMIT_DIRECTORY]))
+    return [*entrypoint, *(algorithm.get("ContainerArguments") or [])]
 
 
-def split_hyperparameters(decoded: Mapping[str, Any]) -> tuple[dict, dict]:
-    """``(user hyperparameters, sagemaker_* ones)`` as the toolkit splits them."""
-    sagemaker = {k: v for k, v in decoded.items()
-                 if k in TOOLKIT_HYPERPARAMETERS or k.startswith(SAGEMAKER_PREFIX)}
-    user = {k: v for k, v in decoded.items() if k not in sagemaker}
-    return user, sagemaker
+def runnable(spec: Mapping) -> bool:
+    """Whether the job's code runs here: a container entry point, or script mode."""
+    return container_command(spec) is not None or script_mode(spec) is not None
 
 
-def _text(value: Any) -> str:
-    """The toolkit's ``mapping._decode``: bytes as latin-1, None as "", anything else ``str``."""
-    if value is None:
-        return ""
-    if isinstance(value, bytes):
-        return value.decode("latin1")
-    return str(value)
-
-
-def to_cmd_args(hyperparameters: Mapping[str, Any]) -> list[str]:
-    """The toolkit's ``mapping.to_cmd_args``: sorted keys, ``--name value`` (``-n`` for one letter)."""
-    args: list[str] = []
-    for key in sorted(hyperparameters):
-        name = _text(key)
-        args.append(("--%s" % name if len(name) > 1 else "-%s" % name) if name else "")
-        value = hyperparameters[key]
-        if hasattr(value, "items"):
-            args.append(",".join("%s=%s" % (k, v) for k, v in sorted(value.items())))
-        else:
-            args.append(_text(value))
-    return args
-
-
-def env_value(value: Any) -> str:
-    """The toolkit's ``mapping.to_env_vars`` value encoding."""
-    if isinstance(value, bytes):
-        return value.decode("latin1")
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-# -- /opt/ml paths -----------------------------------------------------------------
-_OPT_ML = re.compile(r"(?<![\w./~-])/opt/ml(/sagemaker/warmpoolcache)?(?=/|$|[^\w.~-])")
-
-
-@attrs.frozen
-class PathMapper:
-    """Rewrites ``/opt/ml`` paths onto an instance's local tree.
-
-    ``/opt/ml/sagemaker/warmpoolcache`` goes to the warm-pool chain's cache
-    directory. A path is rewritten where it starts a string or follows a
-    character that cannot be part of a path (``:``, ``=``, a space, a quote...),
-    so ``PATH``-style lists and JSON-encoded strings are mapped too, and
-    ``s3://bucket/opt/ml`` is not.
-    """
-
-    opt_ml: Path
-    warm_pool_cache: Path
-
-    def text(self, value: str) -> str:
-        def replace(match: re.Match) -> str:
-            return str(self.warm_pool_cache) if match.group(1) else str(self.opt_ml)
-        return _OPT_ML.sub(replace, value)
-
-    def value(self, value: Any) -> Any:
-        """Map every string inside a decoded (JSON) value."""
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, list):
-            return [self.value(v) for v in value]
-        if isinstance(value, dict):
-            return {k: self.value(v) for k, v in value.items()}
-        return value
-
-    def path(self, value: str) -> Path:
-        return Path(self.text(value))
-
-
-# -- the instance tree --------------------------------------------------------------
-@attrs.frozen
-class InstanceTree:
-    """One instance's directory: ``opt/ml`` (the contract's tree), ``venv`` and scratch space."""
-
-    root: Path
-
-    @property
-    def opt_ml(self) -> Path:
-        return self.root / "opt" / "ml"
-
-    @property
-    def input(self) -> Path:
-        return self.opt_ml / "input"
-
-    @property
-    def input_config(self) -> Path:
-        return self.input / "config"
-
-    @property
-    def input_data(self) -> Path:
-        return self.input / "data"
-
-    @property
-    def model(self) -> Path:
-        return self.opt_ml / "model"
-
-    @property
-    def output(self) -> Path:
-        return self.opt_ml / "output"
-
-    @property
-    def output_data(self) -> Path:
-        return self.output / "data"
-
-    @property
-    def output_intermediate(self) -> Path:
-        return self.output / "intermediate"
-
-    @property
-    def failure_file(self) -> Path:
-        return self.output / "failure"
-
-    @property
-    def code(self) -> Path:
-        return self.opt_ml / "code"
-
-    @property
-    def checkpoints(self) -> Path:
-        return self.opt_ml / "checkpoints"
-
-    @property
-    def own_warm_pool_cache(self) -> Path:
-        """Where ``/opt/ml/sagemaker/warmpoolcache`` points when the job has no warm pool."""
-        return self.opt_ml / "sagemaker" / "warmpoolcache"
-
-    @property
-    def venv(self) -> Path:
-        return self.root / "venv"
-
-    @property
-    def scratch(self) -> Path:
-        return self.root / "scratch"
-
-    def channel(self, name: str) -> Path:
-        return self.input_data / name
-
-    def reset(self) -> None:
-        """A fresh ``/opt/ml`` (a reused warm-pool instance keeps only its ``venv``)."""
-        for stale in (self.opt_ml, self.scratch):
-            if stale.exists():
-                shutil.rmtree(stale)
-        for directory in (self.input_config, self.input_data, self.model, self.output_data,
-                          self.code, self.scratch):
-            directory.mkdir(parents=True, exist_ok=True)
+def inherited(base: Mapping[str, str], also: tuple[str, ...] = ()) -> dict[str, str]:
+    """``base`` without the platform's variables (and without ``also``)."""
+    return {k: v for k, v in base.items()
+            if not k.startswith(PLATFORM_PREFIXES) and k not in PLATFORM_NAMES and k not in also}
 
 
 # -- hosts -----------------------------------------------------------------------------
@@ -256,7 +94,13 @@ class JobFacts:
 
 
 class InstanceContract:
-    """The config files, environment and command line of one instance of a script-mode job."""
+    """The config files, environment and command line of one instance of a job.
+
+    ``mapper`` maps ``/opt/ml`` paths onto the instance's tree for this
+    machine's side (checkpoints); what the process reads is mapped too for a
+    script-mode job, and left as given for a container, which sees the tree at
+    ``/opt/ml``.
+    """
 
     @staticmethod
     def _warm_pool_cache(job: JobFacts, host: Host, hosts: list[Host]) -> Path | None:
@@ -279,7 +123,9 @@ class InstanceContract:
         cache = self.warm_pool_cache if self.warm_pool_cache is not None else tree.own_warm_pool_cache
         self.mapper = PathMapper(tree.opt_ml, Path(cache))
         spec = job.spec
-        self.raw_hyperparameters = {k: self.mapper.text(str(v))
+        self.command = container_command(spec)
+        seen = self.mapper.text if self.command is None else str
+        self.raw_hyperparameters = {k: seen(str(v))
                                     for k, v in (spec.get("HyperParameters") or {}).items()}
         decoded = {k: decode(v) for k, v in self.raw_hyperparameters.items()}
         self.hyperparameters, self.sagemaker_hyperparameters = split_hyperparameters(decoded)
@@ -437,32 +283,45 @@ class InstanceContract:
     def user_args(self) -> list[str]:
         return to_cmd_args(self.hyperparameters)
 
+    def platform_variables(self, warm_pool_cache: str) -> dict[str, str]:
+        """What SageMaker sets in every container: the job, its region, the cache, the block's end."""
+        job = self.job
+        env = {"TRAINING_JOB_NAME": job.name, "TRAINING_JOB_ARN": job.arn,
+               "AWS_REGION": job.region, "AWS_DEFAULT_REGION": job.region}
+        if self.warm_pool_cache is not None:
+            env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] = warm_pool_cache
+        if job.capacity_block_expiration is not None:
+            env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] = str(
+                int(job.capacity_block_expiration.timestamp()))
+        return env
+
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """The script's whole environment: ``base`` (this machine's), the platform's and the user's."""
         job = self.job
-        env = {k: v for k, v in base.items()
-               if not k.startswith(("SM_", "SAGEMAKER_"))
-               and k not in ("TRAINING_JOB_NAME", "TRAINING_JOB_ARN", "CURRENT_HOST")}
+        env = inherited(base)
         env["PYTHONUNBUFFERED"] = "1"  # lines reach the log as they are printed
         for name, value in (job.spec.get("Environment") or {}).items():
             env[name] = self.mapper.text(str(value))
+        env.update(self.platform_variables(str(self.warm_pool_cache)))
         env.update({
-            "TRAINING_JOB_NAME": job.name,
-            "TRAINING_JOB_ARN": job.arn,
             "CURRENT_HOST": self.host.name,
             "SAGEMAKER_JOB_NAME": env_value(self.sagemaker_hyperparameters.get(JOB_NAME_PARAM, "")),
             "SAGEMAKER_REGION": env_value(self.sagemaker_hyperparameters.get(REGION_PARAM)
                                           or job.region),
-            "AWS_REGION": job.region,
         })
-        if self.warm_pool_cache is not None:
-            env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] = str(self.warm_pool_cache)
-        if job.capacity_block_expiration is not None:
-            env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] = str(
-                int(job.capacity_block_expiration.timestamp()))
         env.update(self.sm_variables())
-        inherited = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join([str(self.tree.code)] + ([inherited] if inherited else []))
+        inherited_path = env.get("PYTHONPATH")
+        env["PYTHONPATH"] = os.pathsep.join([str(self.tree.code)]
+                                            + ([inherited_path] if inherited_path else []))
+        return env
+
+    def container_environment(self, base: Mapping[str, str]) -> dict[str, str]:
+        """A ``ContainerEntrypoint`` job's environment: the image's (``base``), the user's, the platform's."""
+        env = inherited(base, LOGIN_NAMES)
+        env["PYTHONUNBUFFERED"] = "1"
+        env.update({name: str(value)
+                    for name, value in (self.job.spec.get("Environment") or {}).items()})
+        env.update(self.platform_variables(WARM_POOL_CACHE))
         return env
 
     def argv(self, python: str) -> list[str]:

@@ -1,8 +1,11 @@
-"""Per-instance virtual environments for the code's ``requirements.txt``.
+"""Per-job virtual environments: the code's ``requirements.txt``, a container's Python.
 
-A job whose code directory holds ``requirements.txt`` runs in a virtualenv
-of its instance (``<instance>/venv``), made with ``python -m venv
---system-site-packages --without-pip`` from the executor's Python. A ``.pth``
+A job whose code directory holds ``requirements.txt``, and every
+``ContainerEntrypoint`` job, runs in a virtualenv of the job, shared by its
+instances (``<job's directory>/venv``: kept with a warm pool's instances),
+made with ``python -m venv --system-site-packages --without-pip`` from the
+executor's Python, plus ``pip``/``pip3`` commands running that virtualenv's
+``python -m pip``. A ``.pth``
 file in it adds that Python's own site directories (those of *its* virtualenv,
 when it runs in one: ``--system-site-packages`` alone would reach only the
 base installation), so the script sees what the calling environment has -
@@ -11,9 +14,11 @@ the "image" - and what pip adds on top takes precedence.
 pip is the calling environment's pip, run by the virtualenv's interpreter
 (``<venv>/bin/python -m pip install -r requirements.txt``), so it installs
 into the virtualenv and counts the calling environment's packages as already
-satisfied. A hash of ``requirements.txt`` (and of the base Python) recorded in
-the virtualenv after a successful install lets a warm start on the same
-instance skip pip entirely.
+satisfied, and what a job installs never reaches the calling environment. A
+hash of ``requirements.txt`` (and of the base Python) recorded in the
+virtualenv after a successful install lets the job's other instances, and a
+warm start on the same pool, skip pip entirely. The caller serialises the
+instances of one job (the first installs, the others wait and find it done).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import threading
@@ -31,6 +37,8 @@ REQUIREMENTS = "requirements.txt"
 MARKER = ".requirements.sha256"
 BASE_MARKER = ".base-python"
 PTH_NAME = "_sagemaker_local_base.pth"
+#: Commands a container expects beside ``python``/``python3`` (v3's driver checks for pip).
+PIP_COMMANDS = ("pip", "pip3")
 
 #: Runs pip: (argv, env) -> (exit code, output tail); raises processes.Stopped.
 Runner = Callable[[list[str], Mapping[str, str]], tuple[int, str]]
@@ -48,7 +56,7 @@ class InstallError(Exception):
 
 
 class VirtualEnvironments:
-    """Makes and fills the virtualenvs of one executor's instances."""
+    """Makes and fills the virtualenvs of one executor's jobs."""
 
     def __init__(self, python: str) -> None:
         self.python = python
@@ -67,9 +75,7 @@ class VirtualEnvironments:
     def prepare(self, venv: Path, requirements: Path, env: Mapping[str, str],
                 run: Runner) -> tuple[str, dict[str, str]]:
         """Make ``venv`` hold ``requirements``: (its python, the env to run the script with)."""
-        python = venv / "bin" / "python"
-        if not python.exists() or _read(venv / BASE_MARKER) != self.python:
-            self._create(venv)
+        python = self.ensure(venv)
         venv_env = activated(env, venv)
         digest = self.digest(requirements)
         if _read(venv / MARKER) == digest:
@@ -83,6 +89,13 @@ class VirtualEnvironments:
             raise InstallError(code, _install_reason(code, tail))
         (venv / MARKER).write_text(digest)
         return str(python), venv_env
+
+    def ensure(self, venv: Path) -> Path:
+        """``venv`` made (again, if its base Python changed); its python."""
+        python = venv / "bin" / "python"
+        if not python.exists() or _read(venv / BASE_MARKER) != self.python:
+            self._create(venv)
+        return python
 
     def digest(self, requirements: Path) -> str:
         sha = hashlib.sha256(requirements.read_bytes())
@@ -99,6 +112,10 @@ class VirtualEnvironments:
         # One line starting with "import" is executed by site.py; no comprehension (scoping).
         (site_packages / PTH_NAME).write_text(
             "import site; " + "; ".join("site.addsitedir(%s)" % json.dumps(d) for d in dirs) + "\n")
+        for name in PIP_COMMANDS:
+            command = venv / "bin" / name
+            command.write_text('#!/bin/sh\nexec %s -m pip "$@"\n' % shlex.quote(str(venv / "bin" / "python")))
+            command.chmod(0o755)
         (venv / BASE_MARKER).write_text(self.python)
 
 

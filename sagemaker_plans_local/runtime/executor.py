@@ -1,8 +1,10 @@
-"""The local executor: runs a script-mode job's entry point on this machine, one process per instance.
+"""The local executor: runs a job's code on this machine, one process per instance.
 
-``start`` returns at once; a background thread prepares every instance
-(``/opt/ml`` tree, code, data, checkpoints, virtualenv), runs the entry
-points concurrently, packs and uploads the artifacts, and then publishes the
+A script-mode job's entry point runs with the toolkit's contract; a
+``ContainerEntrypoint`` job's command runs where the instance's tree is
+``/opt/ml`` (:mod:`.views`). ``start`` returns at once; a background thread
+prepares every instance (``/opt/ml`` tree, code, data, checkpoints, the job's
+virtualenv), runs the processes concurrently, uploads the artifacts, and then publishes the
 :class:`~sagemaker_plans_local.domain.execution.RunResult`. Instance
 directories live under ``<root>/instances/pools/<pool id>/algo-<i>`` for a
 job on a warm pool (kept for the pool's next job, removed by
@@ -25,9 +27,10 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 import attrs
 
 from ..domain.execution import RunResult
-from .contract import (LOG_GROUP, Host, InstanceContract, InstanceTree, JobFacts, hosts_of,
-                       log_stream, script_mode)
-from .environments import REQUIREMENTS, InstallError, VirtualEnvironments
+from . import views
+from .contract import (CONTAINER_CWD, LOG_GROUP, Host, InstanceContract, InstanceTree, JobFacts,
+                       container_command, hosts_of, log_stream, runnable)
+from .environments import REQUIREMENTS, InstallError, VirtualEnvironments, activated
 from .inputs import (ClientError, Snapshot, SourceError, download_channels,
                      download_checkpoints, fetch_source)
 from .outputs import upload_artifacts, upload_checkpoints
@@ -43,6 +46,8 @@ STOPPED_EXIT_CODE = exit_code(-signal.SIGTERM)
 #: Exit code of a run that failed before the entry point ran (inputs, code, internal error).
 SETUP_EXIT_CODE = 1
 REASON_LIMIT = 1024
+#: The job's virtualenv, beside its instances' directories.
+VENV = "venv"
 
 
 class LocalExecutor:
@@ -69,7 +74,7 @@ class LocalExecutor:
 
     # -- the port ----------------------------------------------------------------------
     def runs(self, job: "TrainingJob") -> bool:
-        return script_mode(job.spec) is not None
+        return runnable(job.spec)
 
     def start(self, job: "TrainingJob", at: datetime) -> "LocalRun":
         facts = JobFacts(job.name, job.arn, job.spec, job.cache_dir,
@@ -83,13 +88,22 @@ class LocalExecutor:
         run.begin()
         return run
 
-    def script_environment(self, contract) -> dict[str, str]:
+    def script_environment(self, contract: InstanceContract) -> dict[str, str]:
         """The contract's environment plus what this executor adds for every script."""
         env = contract.environment(os.environ)
         env.update(self.job_environment)
         if self.job_python_path:
             code, *rest = env["PYTHONPATH"].split(os.pathsep)
             env["PYTHONPATH"] = os.pathsep.join([code, *self.job_python_path, *rest])
+        return env
+
+    def container_environment(self, contract: InstanceContract) -> dict[str, str]:
+        """A container's environment plus what this executor adds for every job."""
+        env = contract.container_environment(os.environ)
+        env.update(self.job_environment)
+        inherited = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
+        if self.job_python_path or inherited:
+            env["PYTHONPATH"] = os.pathsep.join([*self.job_python_path, *inherited])
         return env
 
     # -- instances ---------------------------------------------------------------------
@@ -178,6 +192,7 @@ class LocalRun:
         self._result: RunResult | None = None
         self._done = threading.Event()
         self._closed = threading.Event()
+        self._venv_lock = threading.Lock()  # the job's instances share one virtualenv
         self._thread = threading.Thread(target=self._main, name=f"run-{facts.name}", daemon=True)
 
     # -- the port ----------------------------------------------------------------------
@@ -227,6 +242,10 @@ class LocalRun:
         return time.monotonic() - self._started
 
     def _execute(self) -> RunResult:
+        if container_command(self.facts.spec) is not None:
+            cause = views.unavailable()
+            if cause is not None:
+                return RunResult(SETUP_EXIT_CODE, self._since_start(), views.failure_reason(cause))
         base = self.executor.root / "instances" / self.key
         outcomes = [InstanceOutcome() for _ in self.hosts]
         threads = [threading.Thread(target=self._instance, args=(i, base, outcomes[i]),
@@ -247,34 +266,15 @@ class LocalRun:
 
     def _instance(self, index: int, base: Path, outcome: InstanceOutcome) -> None:
         host = self.hosts[index]
-        facts = self.facts
-        store = self.executor.object_store
         log = InstanceLog(self.executor.log_store, self.streams[index], self.at, self._started)
         try:
             tree = InstanceTree(base / host.name)
             tree.reset()
-            contract = InstanceContract(facts, host, self.hosts, tree)
-            contract.write_config_files()
-            fetch_source(store, contract.submit_directory, tree.code)
-            download_channels(store, contract)
-            checkpoint_dir = contract.checkpoint_dir()
-            if checkpoint_dir is not None:
-                uri = facts.spec["CheckpointConfig"].get("S3Uri")
-                if uri:
-                    outcome.checkpoints = (uri, checkpoint_dir,
-                                           download_checkpoints(store, uri, checkpoint_dir))
-                else:
-                    checkpoint_dir.mkdir(parents=True, exist_ok=True)
+            contract = InstanceContract(self.facts, host, self.hosts, tree)
+            self._inputs(contract, outcome)
             outcome.tree = tree  # inputs in place: from here on, outputs are uploaded
-            env = self.executor.script_environment(contract)
-            python = self.executor.python
-            requirements = tree.code / REQUIREMENTS
-            if requirements.is_file():
-                def pip(argv: list[str], pip_env: Any) -> tuple[int, str]:
-                    code, process = run_to_end(self._group, argv, tree.code, pip_env, log.line)
-                    return code, (process.stderr_tail.text() or process.output_tail.text()).strip()
-                python, env = self.executor.environments.prepare(tree.venv, requirements, env, pip)
-            code, process = run_to_end(self._group, contract.argv(python), tree.code, env, log.line)
+            argv, env = self._command(contract, base / VENV, log)
+            code, process = run_to_end(self._group, argv, tree.code, env, log.line)
             outcome.exit_code = code
             if code != 0:
                 outcome.failure_reason = _failure_reason(tree.failure_file, process, code)
@@ -295,6 +295,49 @@ class LocalRun:
                     self._failure = (outcome.exit_code, outcome.failure_reason or "")
             if first and len(self.hosts) > 1:
                 self._group.cancel()  # one instance failed: the job fails, stop the others
+
+    def _inputs(self, contract: InstanceContract, outcome: InstanceOutcome) -> None:
+        """Config files, code (script mode), channels and checkpoints in place."""
+        store = self.executor.object_store
+        contract.write_config_files()
+        if contract.command is None:
+            fetch_source(store, contract.submit_directory, contract.tree.code)
+        download_channels(store, contract)
+        checkpoint_dir = contract.checkpoint_dir()
+        if checkpoint_dir is None:
+            return
+        uri = self.facts.spec["CheckpointConfig"].get("S3Uri")
+        if uri:
+            outcome.checkpoints = (uri, checkpoint_dir,
+                                   download_checkpoints(store, uri, checkpoint_dir))
+        else:
+            checkpoint_dir.mkdir(parents=True, exist_ok=True)
+
+    def _command(self, contract: InstanceContract, venv: Path,
+                 log: InstanceLog) -> tuple[list[str], dict[str, str]]:
+        """The process's command line and environment, once the job's virtualenv is ready.
+
+        The job's instances share ``venv``: the first makes (or fills) it, the others wait.
+        """
+        executor = self.executor
+        tree = contract.tree
+        if contract.command is not None:
+            with self._venv_lock:
+                executor.environments.ensure(venv)
+            env = activated(executor.container_environment(contract), venv)
+            argv = views.launcher(tree.opt_ml, contract.warm_pool_cache, CONTAINER_CWD,
+                                  contract.command)
+            return argv, env
+        env = executor.script_environment(contract)
+        python = executor.python
+        requirements = tree.code / REQUIREMENTS
+        if requirements.is_file():
+            def pip(argv: list[str], pip_env: Any) -> tuple[int, str]:
+                code, process = run_to_end(self._group, argv, tree.code, pip_env, log.line)
+                return code, (process.stderr_tail.text() or process.output_tail.text()).strip()
+            with self._venv_lock:
+                python, env = executor.environments.prepare(venv, requirements, env, pip)
+        return contract.argv(python), env
 
     def _upload(self, outcomes: list[InstanceOutcome], keep_model: bool) -> None:
         facts = self.facts

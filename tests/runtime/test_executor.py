@@ -424,7 +424,7 @@ def test_checkpoints_are_restored_and_saved(world, exit_code):
 
 
 # -- requirements.txt ---------------------------------------------------------------------------
-def test_requirements_install_once_per_warm_pool_instance(world, tmp_path):
+def test_requirements_install_once_per_warm_pool_chain(world, tmp_path):
     wheels = tiny_wheel(tmp_path / "wheels").parent
     requirements = f"--no-index\n--find-links {wheels}\ntinypkg==0.1\n"
     files = {"requirements.txt": requirements}
@@ -437,7 +437,7 @@ def test_requirements_install_once_per_warm_pool_instance(world, tmp_path):
     assert any("Successfully installed tinypkg-0.1" in line for line in lines)
     assert lines[-1] == "tinypkg 42"
     info = json.loads(world.archive("results/pip-1/output/model.tar.gz")["package.json"])
-    venv = world.tmp / "runtime" / "instances" / "pools" / "wp-000007" / "algo-1" / "venv"
+    venv = world.tmp / "runtime" / "instances" / "pools" / "wp-000007" / "venv"
     assert info["prefix"] == str(venv)
     assert info["file"].startswith(str(venv))
     assert info["pip_cache"] == str(world.tmp / "cache" / "wp-000007" / "pip")
@@ -451,6 +451,21 @@ def test_requirements_install_once_per_warm_pool_instance(world, tmp_path):
     assert world.lines(run.streams[0]) == ["tinypkg 42"]
     assert json.loads(world.archive("results/pip-2/output/model.tar.gz")["package.json"])["prefix"] \
         == str(venv)
+
+
+def test_requirements_install_once_per_job_for_all_its_instances(world, tmp_path):
+    wheels = tiny_wheel(tmp_path / "wheels").parent
+    files = {"requirements.txt": f"--no-index\n--find-links {wheels}\ntinypkg==0.1\n"}
+    job = world.job("pip-two", "uses_package.py", files=files, count=2)
+    run, result = world.run(job, timeout=60)
+    assert result.exit_code == 0, result.failure_reason
+    streams = [world.lines(stream) for stream in run.streams]
+    installs = [any("Successfully installed tinypkg-0.1" in line for line in lines)
+                for lines in streams]
+    assert sorted(installs) == [False, True]  # one instance installed, the other found it done
+    assert all(lines[-1] == "tinypkg 42" for lines in streams)
+    info = json.loads(world.archive("results/pip-two/output/model.tar.gz")["package.json"])
+    assert info["prefix"] == str(world.tmp / "runtime" / "instances" / "jobs" / "pip-two" / "venv")
 
 
 def test_stop_during_pip_install(world):

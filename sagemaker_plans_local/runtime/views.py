@@ -1,0 +1,61 @@
+"""This machine's side of a container's ``/opt/ml`` view: can it be given here, and the command line.
+
+The view itself is set up by :mod:`.namespace`, the program every
+``ContainerEntrypoint`` process starts as. Whether this machine allows it
+(Linux, user namespaces or root) is probed once per process, by running that
+program on a scratch tree; a job that cannot get its view fails before
+anything runs, with :func:`failure_reason`.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import threading
+from pathlib import Path
+from typing import Sequence
+
+from . import namespace
+
+DOCS = 'docs/local-runtime.md, "ContainerEntrypoint jobs and the /opt/ml view"'
+
+_lock = threading.Lock()
+_probed: list[str | None] = []  # [the cause, or None when the view works], once probed
+
+
+def unavailable() -> str | None:
+    """Why a container cannot get its ``/opt/ml`` view on this machine; None when it can."""
+    with _lock:
+        if not _probed:
+            _probed.append(_probe())
+        return _probed[0]
+
+
+def _probe() -> str | None:
+    if not sys.platform.startswith("linux"):
+        return f"mount namespaces need Linux; this is {sys.platform}"
+    with tempfile.TemporaryDirectory(prefix="sagemaker-plans-local-probe-") as scratch:
+        done = subprocess.run([*_program(), "--probe", scratch], stdin=subprocess.DEVNULL,
+                              capture_output=True, text=True)
+    if done.returncode == 0:
+        return None
+    return (done.stdout.strip() or done.stderr.strip()
+            or f"the probe exited with code {done.returncode}")
+
+
+def failure_reason(cause: str) -> str:
+    """The FailureReason of a container job on a machine that cannot give it its view."""
+    return ("ClientError: The local runtime cannot show a ContainerEntrypoint job its instance "
+            f"at /opt/ml on this machine ({cause}). It needs Linux with unprivileged user "
+            f"namespaces, or root; see {DOCS}.")
+
+
+def launcher(opt_ml: Path, cache: Path | None, cwd: str, command: Sequence[str]) -> list[str]:
+    """The command line that runs ``command`` in ``cwd`` with ``opt_ml`` (and ``cache``) in view."""
+    return [*_program(), str(opt_ml), str(cache) if cache is not None else "", cwd, "--",
+            *command]
+
+
+def _program() -> list[str]:
+    return [sys.executable, "-I", "-S", namespace.__file__]
