@@ -2,8 +2,11 @@
 
 Search offerings, buy the best, and run `Estimator(training_plan=arn).fit()`:
 the job waits for the plan's first block, runs the entry point on this
-machine, and the plan's instance counts follow it. `SAGEMAKER_PLANS_LOCAL=0`
-sends the same script to AWS (where the plan costs real money).
+machine, and the plan's instance counts follow it. The plan's first block
+starts at least 30 minutes after the search: locally the waits fast-forward
+the backend's clock to it (an explicit choice; without it a wall-clock backend
+waits in real time, as AWS would). `SAGEMAKER_PLANS_LOCAL=0` sends the same
+script to AWS (where the plan costs real money, and the waits are real).
 """
 
 from pathlib import Path
@@ -17,6 +20,8 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-gpu-p
 
 def main():
     session = Session()
+    if session.backend is not None:
+        session.backend.settings.fast_forward_waits = True  # skip the wait for the first block
     data = session.upload_data(str(HERE / "data"), key_prefix="plan-demo/data")
 
     offerings = session.search_training_plan_offerings("ml.p5.48xlarge", instance_count=2, duration_hours=24)
