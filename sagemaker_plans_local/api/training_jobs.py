@@ -22,8 +22,11 @@ DEFAULT_STOPPING_CONDITION = {"MaxRuntimeInSeconds": 86400}
 
 
 def model_artifacts_uri(job: TrainingJob) -> str:
-    output = job.spec["OutputDataConfig"]["S3OutputPath"].rstrip("/")
-    return f"{output}/{job.name}/output/model.tar.gz"
+    """``model.tar.gz`` under the job's output prefix; the ``model/`` prefix for an uncompressed model."""
+    config = job.spec["OutputDataConfig"]
+    output = config["S3OutputPath"].rstrip("/")
+    model = "model/" if config.get("CompressionType") == "NONE" else "model.tar.gz"
+    return f"{output}/{job.name}/output/{model}"
 
 
 def warm_pool_status(job: TrainingJob) -> dict | None:

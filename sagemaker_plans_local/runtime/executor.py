@@ -343,11 +343,13 @@ class LocalRun:
         facts = self.facts
         store = self.executor.object_store
         first = outcomes[0] if outcomes else None
-        output_path = (facts.spec.get("OutputDataConfig") or {}).get("S3OutputPath")
+        config = facts.spec.get("OutputDataConfig") or {}
+        output_path = config.get("S3OutputPath")
         if first is not None and first.tree is not None and output_path:
             tree = first.tree
             upload_artifacts(store, output_path, facts.name, facts.region,
-                             tree.model if keep_model else None, tree.output_data, tree.scratch)
+                             tree.model if keep_model else None, tree.output_data, tree.scratch,
+                             compressed=config.get("CompressionType") != "NONE")
         for outcome in reversed(outcomes):  # algo-1 last: its files win
             if outcome.checkpoints is not None:
                 uri, local, baseline = outcome.checkpoints

@@ -4,6 +4,8 @@
   ``output.tar.gz`` (members relative to the directory, no ``./`` prefix,
   gzip level 1: the archives are valid gzip, made fast), uploaded to
   ``<S3OutputPath>/<job>/output/``; the bucket is created when missing.
+  With ``OutputDataConfig.CompressionType`` ``NONE`` the model directory's
+  files are uploaded as they are, under ``<S3OutputPath>/<job>/output/model/``.
 - Files under the checkpoint directory that are new or changed since they
   were downloaded are uploaded under ``CheckpointConfig.S3Uri``.
 """
@@ -18,6 +20,8 @@ from typing import Any
 from .inputs import Snapshot, checkpoint_prefix, parse_s3_uri, snapshot
 
 MODEL_ARCHIVE = "model.tar.gz"
+#: Where an uncompressed model's files go, under the job's output prefix.
+MODEL_PREFIX = "model/"
 OUTPUT_ARCHIVE = "output.tar.gz"
 COMPRESS_LEVEL = 1
 
@@ -56,11 +60,19 @@ def ensure_bucket(store: Any, bucket: str, region: str) -> None:
 
 
 def upload_artifacts(store: Any, s3_output_path: str, job_name: str, region: str,
-                     model_dir: Path | None, output_data_dir: Path, scratch: Path) -> list[str]:
-    """Pack and upload ``model.tar.gz`` (when ``model_dir`` is given) and ``output.tar.gz``."""
+                     model_dir: Path | None, output_data_dir: Path, scratch: Path,
+                     compressed: bool = True) -> list[str]:
+    """Upload the model (when ``model_dir`` is given: ``model.tar.gz``, or its files as they are
+    when not ``compressed``) and ``output.tar.gz``; the URIs written."""
     bucket, prefix = output_prefix(s3_output_path, job_name)
     ensure_bucket(store, bucket, region)
     uploaded = []
+    if model_dir is not None and not compressed:
+        for rel in sorted(snapshot(model_dir)) if model_dir.is_dir() else []:
+            key = prefix + MODEL_PREFIX + rel.replace(os.sep, "/")
+            store.upload_file(bucket, key, model_dir / rel)
+            uploaded.append(f"s3://{bucket}/{key}")
+        model_dir = None
     pairs = ([(model_dir, MODEL_ARCHIVE)] if model_dir is not None else []) + [
         (output_data_dir, OUTPUT_ARCHIVE)]
     for directory, name in pairs:
