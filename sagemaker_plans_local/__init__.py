@@ -1,4 +1,9 @@
-"""sagemaker-plans-local: SageMaker training jobs, warm pools and training plans, in-process."""
+"""sagemaker-plans-local: SageMaker training jobs, warm pools and training plans, in-process.
+
+``Session``, ``Estimator`` (SDK v2 only), ``activate`` and ``activated`` are
+loaded for the installed SageMaker Python SDK major (v2 or v3) on first use;
+importing this package imports neither boto3 nor the SDK.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +12,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .backend import LocalBackend
     from .sdk.activation import activate, activated
-    from .sdk.estimator import Estimator
-    from .sdk.session import Session
+    from .sdk.v2.estimator import Estimator
+    from .sdk.v2.session import Session
 
 __all__ = ["LocalBackend", "Session", "Estimator", "activate", "activated"]
 

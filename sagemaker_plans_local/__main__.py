@@ -1,4 +1,7 @@
-"""``python -m sagemaker_plans_local run script.py [args]``: run an unmodified script locally."""
+"""``python -m sagemaker_plans_local run script.py [args]``: run an unmodified script locally.
+
+With ``SAGEMAKER_PLANS_LOCAL=0`` the script runs as with ``python script.py``: against AWS.
+"""
 
 from __future__ import annotations
 

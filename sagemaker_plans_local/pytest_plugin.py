@@ -3,7 +3,10 @@
 - ``sagemaker_backend``: a fresh :class:`LocalBackend` on a manual clock
   (starting 2026-01-01 00:00 UTC), its files under pytest's ``tmp_path``.
 - ``sagemaker_client``: a boto3 SageMaker client answered by it.
-- ``sagemaker_session``: a local ``sagemaker_plans_local.Session`` on it.
+- ``sagemaker_session``: a local ``sagemaker_plans_local.Session`` on it, of the
+  installed SDK major's session class (v2: ``sagemaker.session.Session``, v3:
+  ``sagemaker.core.helper.session_helper.Session``); with
+  ``SAGEMAKER_PLANS_LOCAL=0`` a plain AWS session of that class instead.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ def sagemaker_client(sagemaker_backend):
 
 @pytest.fixture
 def sagemaker_session(sagemaker_backend):
-    from .sdk.session import Session
+    from .sdk.flag import local_by_default
+    from .sdk.session import session_class
 
-    return Session(backend=sagemaker_backend, local=True)
+    if not local_by_default():
+        return session_class()(local=False)
+    return session_class()(backend=sagemaker_backend, local=True)

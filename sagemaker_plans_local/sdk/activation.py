@@ -1,40 +1,27 @@
-"""Make unmodified code local: plain ``sagemaker.Session()`` and every boto3 client."""
+"""Make unmodified code local: plain ``sagemaker.Session()`` (v2 or v3) and every boto3 client.
+
+With ``SAGEMAKER_PLANS_LOCAL=0`` both :func:`activated` and :func:`activate`
+do nothing at all (no backend, no patch, no hook): the code runs against AWS.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import threading
 from typing import Callable, Iterator
 
 import boto3
-import sagemaker.session
 
 from ..backend import LocalBackend
-from . import local_waits, telemetry
+from . import routing
 from .default_backend import default_backend
+from .flag import local_by_default
+from .major import installed_major
 
 _lock = threading.Lock()
 _open: list[contextlib.ExitStack] = []
-
-
-def _patch_waits(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
-    """While active, ``sagemaker.session.Session`` waits on the backend, not with sleeps."""
-    cls = sagemaker.session.Session
-    original_wait, original_logs = cls.wait_for_job, cls.logs_for_job
-
-    def wait_for_job(self, job, poll=5):
-        return local_waits.wait_for_job(self, backend, job)
-
-    def logs_for_job(self, job_name, wait=False, poll=10, log_type="All", timeout=None):
-        return local_waits.logs_for_job(self, backend, job_name, wait, log_type, timeout)
-
-    cls.wait_for_job, cls.logs_for_job = wait_for_job, logs_for_job
-
-    def restore() -> None:
-        cls.wait_for_job, cls.logs_for_job = original_wait, original_logs
-
-    stack.callback(restore)
 
 
 def _default_region(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
@@ -56,14 +43,33 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ[name] = previous
 
 
+def _sdk_layer(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
+    """The installed SDK's waits, telemetry and (v3) cached clients follow the activation."""
+    major = installed_major()
+    if major is None:
+        return
+    importlib.import_module(f"{__package__}.v{major}.waits").install()
+    routing.push(backend)
+    stack.callback(routing.pop, backend)
+    if major >= 3:
+        from .v3.cached_clients import routed
+
+        stack.enter_context(routed(backend))
+
+
 @contextlib.contextmanager
-def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend]:
-    """Within the block, every boto3 client and ``sagemaker.Session()`` is answered by ``backend``."""
+def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend | None]:
+    """Within the block, every boto3 client and SDK session is answered by ``backend``.
+
+    Yields the backend (None, and changes nothing, when ``SAGEMAKER_PLANS_LOCAL=0``).
+    """
+    if not local_by_default():
+        yield None
+        return
     backend = backend or default_backend()
     with contextlib.ExitStack() as stack:
         stack.enter_context(backend.activate())
-        _patch_waits(stack, backend)
-        stack.enter_context(telemetry.silenced())
+        _sdk_layer(stack, backend)
         _default_region(stack, backend)
         yield backend
 

@@ -1,17 +1,25 @@
-"""``Estimator``: ``sagemaker.estimator.Estimator`` with a local ``Session`` by default."""
+"""``Estimator``: SDK v2's generic Estimator with a local ``Session``; SDK v3 has ``ModelTrainer`` instead."""
 
 from __future__ import annotations
 
-from typing import Any
+from .major import sdk_major
 
-import sagemaker.estimator
+V3_MESSAGE = ("sagemaker_plans_local.Estimator needs SageMaker Python SDK v2; SDK {major} has no Estimator. "
+              "Use sagemaker.train.ModelTrainer(..., sagemaker_session=sagemaker_plans_local.Session()) "
+              "(see docs/sdk.md).")
 
-from .session import Session
+
+def estimator_class() -> type:
+    """Our ``Estimator`` (ImportError naming ``ModelTrainer`` under SDK v3)."""
+    major = sdk_major()
+    if major != 2:
+        raise ImportError(V3_MESSAGE.format(major=major), name="Estimator")
+    from .v2.estimator import Estimator
+
+    return Estimator
 
 
-class Estimator(sagemaker.estimator.Estimator):
-    """The SDK's generic Estimator; without ``sagemaker_session`` it gets our ``Session()``."""
-
-    def __init__(self, *args: Any, sagemaker_session: sagemaker.session.Session | None = None,
-                 **kwargs: Any) -> None:
-        super().__init__(*args, sagemaker_session=sagemaker_session or Session(), **kwargs)
+def __getattr__(name: str):
+    if name == "Estimator":
+        return estimator_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

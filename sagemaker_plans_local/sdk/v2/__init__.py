@@ -1,0 +1,1 @@
+"""The SDK layer for SageMaker Python SDK v2 (``sagemaker.session``, ``Estimator``, ``@remote``)."""

@@ -1,0 +1,18 @@
+"""``Estimator`` (SDK v2 only): ``sagemaker.estimator.Estimator`` with a local ``Session`` by default."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sagemaker.estimator
+import sagemaker.session
+
+from .session import Session
+
+
+class Estimator(sagemaker.estimator.Estimator):
+    """The SDK's generic Estimator; without ``sagemaker_session`` it gets our ``Session()``."""
+
+    def __init__(self, *args: Any, sagemaker_session: sagemaker.session.Session | None = None,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, sagemaker_session=sagemaker_session or Session(), **kwargs)

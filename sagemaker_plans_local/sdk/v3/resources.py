@@ -1,0 +1,142 @@
+"""sagemaker-core's resource waits, local for local sessions and inside activations.
+
+``TrainingJob.wait`` and ``TrainingPlan.wait_for_status`` poll with
+``time.sleep(poll)`` (5 real seconds). For a resource whose boto3 session is
+answered by a backend (:func:`routing.backend_for`), the replacements step
+the backend instead: a job's simulated phases are fast-forwarded and its
+real process is waited for; a plan's clock moves to its next change. They
+log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
+on ``sagemaker.core.resources``'s logger, then ``Final Resource Status``)
+and raise its errors; the progress panel (a spinner with real elapsed time)
+is not drawn. ``timeout`` counts the backend's clock. Other resources call
+the originals.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+from sagemaker.core import resources
+from sagemaker.core.utils.exceptions import FailedStatusError, TimeoutExceededError
+
+from ...backend import LocalBackend
+from .. import routing
+from ..local_waits import LOG_FLUSH_SECONDS
+
+_ENDED = ("Completed", "Failed", "Stopped")
+_lock = threading.Lock()
+_installed = False
+
+
+def install() -> None:
+    """Replace the two waits by dispatching ones (once per process)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        _install_training_job_wait()
+        _install_training_plan_wait()
+        _installed = True
+
+
+def _install_training_job_wait() -> None:
+    original = resources.TrainingJob.wait
+
+    def wait(self, poll: int = 5, timeout: int | None = None, logs: bool | None = False) -> None:
+        backend = routing.backend_for(self._session)
+        if backend is None:
+            return original(self, poll=poll, timeout=timeout, logs=logs)
+        return wait_for_training_job(self, backend, timeout, bool(logs))
+
+    resources.TrainingJob.wait = wait
+
+
+def _install_training_plan_wait() -> None:
+    original = resources.TrainingPlan.wait_for_status
+
+    def wait_for_status(self, target_status, poll: int = 5, timeout: int | None = None) -> None:
+        backend = routing.backend_for(self._session)
+        if backend is None:
+            return original(self, target_status, poll=poll, timeout=timeout)
+        return wait_for_plan_status(self, backend, target_status, timeout)
+
+    resources.TrainingPlan.wait_for_status = wait_for_status
+
+
+def _region(resource, backend: LocalBackend) -> str:
+    session = resource._session
+    return resource._region or getattr(session, "region_name", None) or backend.region
+
+
+def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs: bool) -> None:
+    """``TrainingJob.wait`` on ``backend``: step it until the job ends."""
+    region = _region(job, backend)
+    deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
+    reader = _LogReader(backend.client("logs", region_name=region), job.get_name()) if logs else None
+    while True:
+        job.refresh()
+        status = job.training_job_status
+        if reader is not None:
+            reader.log_new_events()
+        if status in _ENDED:
+            resources.logger.info(f"Final Resource Status: [bold]{status}")
+            if "failed" in status.lower():
+                raise FailedStatusError(resource_type="TrainingJob", status=status, reason=job.failure_reason)
+            return
+        if deadline is not None and backend.clock.now() >= deadline:
+            raise TimeoutExceededError(resource_type="TrainingJob", status=status, message=(
+                "Your training job is still running. Call .refresh() to check its current status."))
+        backend.step_training_job(job.get_name(), region=region, max_wait=LOG_FLUSH_SECONDS)
+
+
+def wait_for_plan_status(plan, backend: LocalBackend, target_status: str, timeout: int | None) -> None:
+    """``TrainingPlan.wait_for_status`` on ``backend``: move its clock to each next change."""
+    deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
+    while True:
+        plan.refresh()
+        status = plan.status
+        if status == target_status:
+            resources.logger.info(f"Final Resource Status: [bold]{status}")
+            return
+        if "failed" in status.lower():
+            raise FailedStatusError(resource_type="TrainingPlan", status=status, reason=plan.status_message)
+        due = backend.clock.next_due()
+        if due is None or (deadline is not None and due > deadline):
+            # Nothing scheduled would change the plan in time: on AWS the wait would time out.
+            raise TimeoutExceededError(resource_type="TrainingPlan", status=status)
+        backend.advance_to_next_change()
+
+
+class _LogReader:
+    """The job's CloudWatch log streams, read forward as sagemaker-core's MultiLogStreamHandler does."""
+
+    def __init__(self, logs_client, job_name: str) -> None:
+        self._logs = logs_client
+        self._prefix = job_name + "/"
+        self._tokens: dict[str, str | None] = {}
+
+    def log_new_events(self) -> None:
+        for stream in self._streams():
+            for event in self._new_events(stream):
+                resources.logger.info(f"{stream}:\n{event['message']}", extra={"markup": False})
+
+    def _streams(self) -> list[str]:
+        try:
+            pages = self._logs.get_paginator("describe_log_streams").paginate(
+                logGroupName="/aws/sagemaker/TrainingJobs", logStreamNamePrefix=self._prefix,
+                orderBy="LogStreamName")
+            return [stream["logStreamName"] for page in pages for stream in page["logStreams"]]
+        except self._logs.exceptions.ResourceNotFoundException:
+            return []
+
+    def _new_events(self, stream: str):
+        while True:
+            token = self._tokens.get(stream)
+            response = self._logs.get_log_events(
+                logGroupName="/aws/sagemaker/TrainingJobs", logStreamName=stream, startFromHead=True,
+                **({"nextToken": token} if token else {}))
+            self._tokens[stream] = response["nextForwardToken"]
+            if not response["events"]:
+                return
+            yield from response["events"]

@@ -1,0 +1,36 @@
+"""``Session`` for SDK v3: sagemaker-core's ``Session`` answered in-process, or plain AWS by one flag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sagemaker.core.helper.session_helper import Session as CoreSession
+
+from ...backend import LocalBackend
+from .. import routing
+from ..default_backend import default_backend
+from ..flag import local_by_default
+from ..plan_methods import PlanMethods
+from . import waits
+
+
+class Session(PlanMethods, CoreSession):
+    """A v3 SageMaker session (``sagemaker.core.helper.session_helper.Session``), local by default.
+
+    Local: every call is answered by ``backend`` (default: the process-wide
+    wall-clock backend) — SageMaker, S3, STS, IAM and CloudWatch Logs — so a
+    ``ModelTrainer(sagemaker_session=Session(...))`` trains here, and the
+    waits of sagemaker-core resources created through it (``TrainingJob``,
+    ``TrainingPlan``) and of ``@remote`` jobs step the backend instead of
+    sleeping. ``local=False`` (or ``SAGEMAKER_PLANS_LOCAL=0``): the SDK's
+    own session on boto3, nothing of ours in its path.
+    """
+
+    def __init__(self, backend: LocalBackend | None = None, local: bool | None = None, **kwargs: Any) -> None:
+        self.local = local_by_default() if local is None else local
+        self.backend = (backend or default_backend()) if self.local else None
+        if self.backend is not None:
+            kwargs.setdefault("boto_session", self.backend.boto_session())
+            routing.register_boto_session(kwargs["boto_session"], self.backend)
+            waits.install()
+        super().__init__(**kwargs)

@@ -1,0 +1,46 @@
+"""SDK v3's waits, made local for local sessions and inside activations (installed once, on first use).
+
+- sagemaker-core's ``TrainingJob.wait`` and ``TrainingPlan.wait_for_status``
+  (``resources``), what ``ModelTrainer.train()`` waits with;
+- ``sagemaker.core.remote_function.job._logs_for_job``, what ``@remote``
+  and ``RemoteExecutor`` jobs wait with (``_Job.wait``).
+
+Each asks :func:`routing.backend_for` and calls the SDK's original when no
+backend answers the session. Nothing is installed until a local session or
+an activation is made.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from .. import local_waits, routing, telemetry
+from . import resources
+
+_lock = threading.Lock()
+_installed = False
+
+
+def install() -> None:
+    """Install the dispatching waits and the telemetry filter (once per process)."""
+    global _installed
+    with _lock:
+        if not _installed:
+            resources.install()
+            _install_remote_function_wait()
+            _installed = True
+    telemetry.install()
+
+
+def _install_remote_function_wait() -> None:
+    from sagemaker.core.remote_function import job as remote_job
+
+    original = remote_job._logs_for_job
+
+    def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
+        backend = routing.backend_for(sagemaker_session)
+        if backend is None:
+            return original(sagemaker_session, job_name, wait, poll, log_type, timeout)
+        return local_waits.logs_for_job(sagemaker_session, backend, job_name, remote_job, wait)
+
+    remote_job._logs_for_job = _logs_for_job
