@@ -16,11 +16,13 @@ activation has been made (``SAGEMAKER_PLANS_LOCAL=0``).
 from __future__ import annotations
 
 import threading
+from types import ModuleType
 
 import sagemaker.session as sdk_session
 
 from ...backend import LocalBackend
 from .. import local_waits, routing, telemetry
+from ..post_import import when_imported
 
 _lock = threading.Lock()
 _installed = False
@@ -41,7 +43,7 @@ def install() -> None:
         if _installed:
             return
         _install_session_waits()
-        _install_remote_function_wait()
+        when_imported("sagemaker.remote_function.job", _patch_remote_function_wait)
         _installed = True
     telemetry.install()
 
@@ -65,9 +67,7 @@ def _install_session_waits() -> None:
     cls.wait_for_job, cls.logs_for_job = wait_for_job_, logs_for_job_
 
 
-def _install_remote_function_wait() -> None:
-    from sagemaker.remote_function import job as remote_job
-
+def _patch_remote_function_wait(remote_job: ModuleType) -> None:
     original = remote_job._logs_for_job
 
     def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):

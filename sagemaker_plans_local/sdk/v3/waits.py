@@ -7,14 +7,17 @@
 
 Each asks :func:`routing.backend_for` and calls the SDK's original when no
 backend answers the session. Nothing is installed until a local session or
-an activation is made.
+an activation is made, and the remote-function one when its module is
+first imported (``post_import``).
 """
 
 from __future__ import annotations
 
 import threading
+from types import ModuleType
 
 from .. import local_waits, routing, telemetry
+from ..post_import import when_imported
 from . import resources
 
 _lock = threading.Lock()
@@ -27,14 +30,12 @@ def install() -> None:
     with _lock:
         if not _installed:
             resources.install()
-            _install_remote_function_wait()
+            when_imported("sagemaker.core.remote_function.job", _patch_remote_function_wait)
             _installed = True
     telemetry.install()
 
 
-def _install_remote_function_wait() -> None:
-    from sagemaker.core.remote_function import job as remote_job
-
+def _patch_remote_function_wait(remote_job: ModuleType) -> None:
     original = remote_job._logs_for_job
 
     def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
