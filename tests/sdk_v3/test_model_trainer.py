@@ -50,8 +50,8 @@ def data(sagemaker_session, tmp_path):
 def trainer(session, source, name, keep_alive=600, **compute):
     return ModelTrainer(training_image=IMAGE, role=ROLE, sagemaker_session=session, base_job_name=name,
                         source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
-                        compute=Compute(instance_type="ml.m5.large", instance_count=1,
-                                        keep_alive_period_in_seconds=keep_alive, **compute))
+                        compute=Compute(**{"instance_type": "ml.m5.large", "instance_count": 1,
+                                           "keep_alive_period_in_seconds": keep_alive, **compute}))
 
 
 def train(model_trainer, data, **options):
