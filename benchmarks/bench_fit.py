@@ -11,7 +11,6 @@ import base64
 import contextlib
 import gc
 import hashlib
-import importlib.util
 import io
 import logging
 import os
@@ -366,9 +365,10 @@ def report_warm(results: dict) -> None:
 def run_fit(fits: int, splits: int, moto_waits: int, moto_submits: int, pairs: int, what_ifs: int) -> None:
     print("\n4. SDK fit() through sagemaker_plans_local (sagemaker.estimator.Estimator, script mode, "
           "instance_count=1; wall time of the fit() call only, estimator and session built before the timer)")
-    if importlib.util.find_spec("sagemaker") is None:
-        print("   (the SageMaker Python SDK is not installed: section skipped; "
-              "pip install 'sagemaker>=2.257,<3')")
+    from bench_train import sdk_major
+
+    if sdk_major() != 2:
+        print("   (needs the SageMaker Python SDK v2: run it with .venv/bin/python; `make bench` does)")
         return
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
     quiet = {name: logging.getLogger(name)

@@ -39,6 +39,7 @@ from bench_lists import run_lists  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
 from bench_search import run_search  # noqa: E402
+from bench_train import run_train  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
 
 #: Targets for describe_training_job throughput (ours / other implementation).
@@ -301,6 +302,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 4 (SDK fit() vs the script by hand and moto; cold vs warm start)")
     parser.add_argument("--skip-lists", action="store_true",
                         help="skip section 5 (ListTrainingJobs page and walk cost as jobs pile up)")
+    parser.add_argument("--skip-train", action="store_true",
+                        help="skip section 6 (SDK v3 ModelTrainer.train() vs the script by hand)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -321,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_lists:
         run_lists(small=200, large=2_000 if args.quick else 20_000, calls=5 if args.quick else 50,
                   repeats=2 if args.quick else 7)
+    if not args.skip_train:
+        run_train(trains=2 if args.quick else 6)
     if args.profile:
         run_profile(config.seeds, config.warmup_calls, config.profile_calls, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
