@@ -1,30 +1,54 @@
 # Two commands set everything up on a fresh machine: `make demo`, `make test`.
+# Two environments, one per SageMaker Python SDK major: .venv3 (v3, what pip brings today)
+# and .venv (v2); `make test` runs the whole suite in both.
 PYTHON ?= python3
 VENV ?= .venv
+VENV3 ?= .venv3
 PY := $(VENV)/bin/python
+PY3 := $(VENV3)/bin/python
 STAMP := $(VENV)/.installed
+STAMP3 := $(VENV3)/.installed
+V2_SDK := 'sagemaker>=2.257,<3'
+V3_SDK := 'sagemaker>=3'
 
-.PHONY: demo test bench install clean
+.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]' 'sagemaker>=2.257,<3'
+	$(PY) -m pip install --quiet -e '.[test]' $(V2_SDK)
 	touch $(STAMP)
 
-install: $(STAMP)
+$(STAMP3): pyproject.toml
+	test -x $(PY3) || $(PYTHON) -m venv $(VENV3)
+	$(PY3) -m pip install --quiet --upgrade pip
+	$(PY3) -m pip install --quiet -e '.[test]' $(V3_SDK)
+	touch $(STAMP3)
 
-demo: $(STAMP)
-	$(PY) examples/warm_pools.py
-	$(PY) examples/training_plan.py
+install: $(STAMP) $(STAMP3)
+
+demo: demo-v3 demo-v2
+
+demo-v3: $(STAMP3)
+	$(PY3) examples/warm_pools.py
+	$(PY3) examples/training_plan.py
+	$(PY3) examples/v3_model_trainer.py
+
+demo-v2: $(STAMP)
 	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/seed_warm_pool_estimator.py
 	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/training_plan_estimator.py
 
-test: $(STAMP)
+test: test-v3 test-v2
+
+test-v3: $(STAMP3)
+	$(PY3) -m pytest -q
+
+test-v2: $(STAMP)
 	$(PY) -m pytest -q
 
-bench: $(STAMP)
-	$(PY) benchmarks/run.py
+bench: $(STAMP) $(STAMP3)
+	$(PY) benchmarks/run.py --skip-train
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(VENV3) build *.egg-info

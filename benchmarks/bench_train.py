@@ -52,12 +52,12 @@ def floor_run(source_dir: Path, model_dir: Path) -> float:
     return time.perf_counter() - started
 
 
-def train_once(session, source_dir: Path) -> float:
+def train_once(session, source_dir: Path, number: int) -> float:
     from sagemaker.core.training.configs import Compute, SourceCode
     from sagemaker.train import ModelTrainer
 
     trainer = ModelTrainer(training_image=IMAGE, role=ROLE, sagemaker_session=session,
-                           base_job_name="bench-train",
+                           base_job_name=f"bench-train-{number}",  # v3 names jobs to the second
                            source_code=SourceCode(source_dir=str(source_dir), entry_script="train.py"),
                            compute=Compute(instance_type="ml.m5.xlarge", instance_count=1))
     gc.collect()
@@ -90,11 +90,11 @@ def run_train(trains: int) -> None:
         source.mkdir()
         (source / "train.py").write_text(TRIVIAL_SCRIPT)
         session = Session(backend=backend, local=True)
-        first = [train_once(session, source)]
+        first = [train_once(session, source, 0)]
         floor, later = [], []
-        for _ in range(trains):  # in turns, so drift in load hits both
+        for number in range(1, trains + 1):  # in turns, so drift in load hits both
             floor.append(floor_run(source, work / "floor-model"))
-            later.append(train_once(session, source))
+            later.append(train_once(session, source, number))
         floor.append(floor_run(source, work / "floor-model"))
     print(table(["configuration (seconds of the call)", "runs", "best", "median", "max"],
                 [stats_row("floor: <python> train.py in a subprocess", floor),
