@@ -15,7 +15,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Mapping
 
 import attrs
 

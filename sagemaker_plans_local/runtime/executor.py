@@ -31,8 +31,8 @@ from . import views
 from .contract import (CONTAINER_CWD, LOG_GROUP, Host, InstanceContract, InstanceTree, JobFacts,
                        container_command, hosts_of, log_stream, runnable)
 from .environments import REQUIREMENTS, InstallError, VirtualEnvironments, activated
-from .inputs import (ClientError, Snapshot, SourceError, download_channels,
-                     download_checkpoints, fetch_source)
+from .inputs import (ClientError, Snapshot, SourceError, download_channels, download_checkpoints,
+                     fetch_source)
 from .outputs import upload_artifacts, upload_checkpoints
 from .processes import ManagedProcess, ProcessGroup, Stopped, exit_code, run_to_end
 

@@ -37,7 +37,7 @@ def _probe() -> str | None:
         return f"mount namespaces need Linux; this is {sys.platform}"
     with tempfile.TemporaryDirectory(prefix="sagemaker-plans-local-probe-") as scratch:
         done = subprocess.run([*_program(), "--probe", scratch], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True)
+                              capture_output=True, text=True, check=False)
     if done.returncode == 0:
         return None
     return (done.stdout.strip() or done.stderr.strip()

@@ -16,8 +16,7 @@ import pytest
 from sagemaker_plans_local.domain.job_records import TrainingJob
 from sagemaker_plans_local.domain.warm_pools import WarmPool
 from sagemaker_plans_local.runtime import namespace, views
-from tests.runtime.test_executor import (  # noqa: F401
-    EPOCH, REGION, ROLE, SCRIPTS, START, World, wait_for_line, world)
+from tests.runtime.world import EPOCH, REGION, ROLE, SCRIPTS, START, World, wait_for_line
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="the /opt/ml view needs Linux")

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_plans_local.runtime.contract import (
-    Host, InstanceContract, JobFacts, hosts_of, log_stream)
-from sagemaker_plans_local.runtime.paths import InstanceTree, PathMapper
-from sagemaker_plans_local.runtime.toolkit import (
-    decode, env_value, script_mode, split_hyperparameters, to_cmd_args)
+from sagemaker_plans_local.runtime.contract import (Host, InstanceContract, JobFacts, hosts_of,
+                                                    log_stream)
 from sagemaker_plans_local.runtime.inputs import SourceError, UnsafeArchive, safe_extract
 from sagemaker_plans_local.runtime.outputs import artifact_uri, output_prefix, pack
+from sagemaker_plans_local.runtime.paths import InstanceTree, PathMapper
 from sagemaker_plans_local.runtime.processes import Tail, exit_code
+from sagemaker_plans_local.runtime.toolkit import (decode, env_value, script_mode,
+                                                   split_hyperparameters, to_cmd_args)
 
 ARN = "arn:aws:sagemaker:eu-west-1:123456789012:training-job/job-1"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sagemaker_plans_local.runtime.processes import SUPERVISED
-from tests.runtime.test_executor import EPOCH, SCRIPTS, START, wait_for_line, world  # noqa: F401
+from tests.runtime.world import EPOCH, SCRIPTS, START, wait_for_line
 
 pytestmark = pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 

@@ -19,8 +19,8 @@ from sagemaker_plans_local.sdk.major import installed_major
 #: v3 moved the remote function to sagemaker-core.
 MODULE = "sagemaker.remote_function" if installed_major() == 2 else "sagemaker.core.remote_function"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
-SETTINGS = dict(instance_type="ml.m5.large", keep_alive_period_in_seconds=600,
-                image_uri="any-image-with-the-sdk", role=ROLE)
+SETTINGS = {"instance_type": "ml.m5.large", "keep_alive_period_in_seconds": 600,
+            "image_uri": "any-image-with-the-sdk", "role": ROLE}
 
 
 @pytest.fixture
