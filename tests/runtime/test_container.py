@@ -195,3 +195,20 @@ def test_where_user_namespaces_are_refused_the_cause_is_named(as_nobody):
     assert done.returncode == 1
     assert done.stdout.startswith("unshare(CLONE_NEWUSER|CLONE_NEWNS): Operation not permitted "
                                   "(unprivileged user namespaces are disabled or blocked here")
+
+
+def test_an_existing_opt_ml_is_covered_and_never_written(tmp_path):
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("needs root and unshare(1) to give a private /opt/ml to the test itself")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "mine").write_text("instance\n")
+    program = f"{sys.executable} -I -S {namespace.__file__}"
+    script = (  # inside a private mount namespace: a machine whose /opt/ml holds "theirs"
+        "mount -t tmpfs tmpfs /opt && mkdir /opt/ml && echo machine > /opt/ml/theirs && "
+        f"{program} {tree} '' /opt/ml -- /bin/sh -c 'ls /opt/ml; echo job > /opt/ml/written' && "
+        "ls /opt/ml")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "/bin/sh",
+                           "-c", script], capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stdout.split()) == (0, ["mine", "theirs"]), done.stderr
+    assert sorted(p.name for p in tree.iterdir()) == ["mine", "written"]
