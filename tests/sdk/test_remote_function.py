@@ -9,12 +9,14 @@ tests so that they are pickled by value (the job cannot import this module).
 from __future__ import annotations
 
 import importlib
+import importlib.util
 
 import pytest
 
 from sagemaker_plans_local import Session
 from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.sdk.major import installed_major
+from tests.runtime.world import tiny_wheel
 
 #: v3 moved the remote function to sagemaker-core.
 MODULE = "sagemaker.remote_function" if installed_major() == 2 else "sagemaker.core.remote_function"
@@ -81,3 +83,22 @@ def test_remote_executor_returns_each_result(session, remote_function):
         assert [future.result() for future in futures] == [4, 9]
     first, second = jobs_in_order(session)
     assert first["WarmPoolStatus"]["ReusedByJob"] == second["TrainingJobName"]
+
+
+def test_dependencies_go_into_the_job_s_virtualenv_not_the_caller_s(session, remote_function,
+                                                                     sagemaker_backend, tmp_path):
+    wheels = tiny_wheel(tmp_path / "wheels").parent
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(f"--no-index\n--find-links {wheels}\ntinypkg==0.1\n")
+
+    @remote_function.remote(sagemaker_session=session, dependencies=str(requirements), **SETTINGS)
+    def where():
+        import tinypkg
+        return tinypkg.VALUE, tinypkg.__file__
+
+    value, location = where()
+    assert value == 42
+    pools = sagemaker_backend.root / "runtime" / "us-east-1" / "instances" / "pools"
+    (venv,) = pools.glob("*/venv")
+    assert location.startswith(str(venv))
+    assert importlib.util.find_spec("tinypkg") is None  # the calling environment is untouched
