@@ -5,7 +5,8 @@
   ``sagemaker.Session()`` inside ``activated()``;
 - ``sagemaker.remote_function.job._logs_for_job``, the module-level
   function ``@remote`` and ``RemoteExecutor`` jobs wait with (it bypasses
-  ``Session.logs_for_job``).
+  ``Session.logs_for_job``), and ``RemoteExecutor``'s job poller
+  (``remote_executor``); both when their module is first imported.
 
 Each replacement asks :func:`routing.backend_for` which backend answers the
 session and calls the SDK's original when none does, so sessions going to
@@ -21,7 +22,7 @@ from types import ModuleType
 import sagemaker.session as sdk_session
 
 from ...backend import LocalBackend
-from .. import local_waits, routing, telemetry
+from .. import local_waits, remote_executor, routing, telemetry
 from ..post_import import when_imported
 
 _lock = threading.Lock()
@@ -44,6 +45,7 @@ def install() -> None:
             return
         _install_session_waits()
         when_imported("sagemaker.remote_function.job", _patch_remote_function_wait)
+        when_imported("sagemaker.remote_function.client", remote_executor.patch)
         _installed = True
     telemetry.install()
 

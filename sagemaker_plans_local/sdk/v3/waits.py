@@ -3,11 +3,12 @@
 - sagemaker-core's ``TrainingJob.wait`` and ``TrainingPlan.wait_for_status``
   (``resources``), what ``ModelTrainer.train()`` waits with;
 - ``sagemaker.core.remote_function.job._logs_for_job``, what ``@remote``
-  and ``RemoteExecutor`` jobs wait with (``_Job.wait``).
+  and ``RemoteExecutor`` jobs wait with (``_Job.wait``), and
+  ``RemoteExecutor``'s job poller (``remote_executor``).
 
 Each asks :func:`routing.backend_for` and calls the SDK's original when no
 backend answers the session. Nothing is installed until a local session or
-an activation is made, and the remote-function one when its module is
+an activation is made, and the remote-function ones when their modules are
 first imported (``post_import``).
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 import threading
 from types import ModuleType
 
-from .. import local_waits, routing, telemetry
+from .. import local_waits, remote_executor, routing, telemetry
 from ..post_import import when_imported
 from . import resources
 
@@ -31,6 +32,7 @@ def install() -> None:
         if not _installed:
             resources.install()
             when_imported("sagemaker.core.remote_function.job", _patch_remote_function_wait)
+            when_imported("sagemaker.core.remote_function.client", remote_executor.patch)
             _installed = True
     telemetry.install()
 
