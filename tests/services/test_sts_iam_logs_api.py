@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 from sagemaker_plans_local.domain.clock import VirtualClock
 from sagemaker_plans_local.domain.log_streams import (InvalidLogRequest, LogGroupAlreadyExists, LogGroupNotFound,
                                                       LogStore, LogStreamNotFound)
+from sagemaker_plans_local.sdk.major import logs_module, session_module
 
 from . import ACCOUNT, START, Services
 
@@ -40,7 +41,7 @@ def error_of(call, **kwargs) -> dict:
 
 
 def test_get_caller_identity_as_the_sdk_asks_it(services):
-    from sagemaker.session import sts_regional_endpoint
+    sts_regional_endpoint = session_module().sts_regional_endpoint
 
     for region in ("us-east-1", "eu-west-1"):
         sts = services.client("sts", region=region, endpoint_url=sts_regional_endpoint(region))
@@ -81,9 +82,7 @@ def test_iam_validates_like_aws_and_refuses_the_rest_with_501(services):
 
 
 def test_sagemaker_expands_a_role_name_through_iam(services):
-    from sagemaker.session import Session
-
-    session = Session(boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
+    session = session_module().Session(boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
                       sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
     assert session.expand_role("SageMakerRole") == f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
 
@@ -174,7 +173,7 @@ def test_logs_validates_like_aws(services):
 
 def test_the_sdks_log_reader_follows_a_running_job(services, logs):
     """``sagemaker.logs.multi_stream_iter`` as ``Session.logs_for_job`` runs it, while a job writes."""
-    from sagemaker.logs import Position, multi_stream_iter
+    Position, multi_stream_iter = logs_module().Position, logs_module().multi_stream_iter
 
     streams = ["job/algo-1-1000", "job/algo-2-1000"]
     base = START
