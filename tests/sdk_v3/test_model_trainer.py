@@ -139,3 +139,24 @@ def test_the_notice_filter_lets_the_notice_through_for_other_sessions():
     record = logging.LogRecord("t", logging.INFO, __file__, 1, telemetry_logging.TELEMETRY_OPT_OUT_MESSAGING,
                                None, None)
     assert _NoticeFilter(telemetry_logging).filter(record) is True
+
+
+def test_inside_activated_an_unmodified_model_trainer_trains_locally(tmp_path, source):
+    from sagemaker.core.helper.session_helper import Session as CoreSession
+
+    from sagemaker_plans_local import LocalBackend, activated
+    from tests.conftest import START
+
+    with LocalBackend(start_time=START, root=tmp_path / "b") as backend, activated(backend):
+        plain = CoreSession()  # the SDK's own class, made inside the activation
+        folder = tmp_path / "plain-data"
+        folder.mkdir()
+        (folder / "b.csv").write_text("3,4\n")
+        uri = plain.upload_data(str(folder), key_prefix="train")
+        model_trainer = ModelTrainer(training_image=IMAGE, role=ROLE, base_job_name="unmodified",
+                                     source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
+                                     compute=Compute(instance_type="ml.m5.large", instance_count=1))
+        job = train(model_trainer, uri, logs=False)  # no session given: the SDK makes its own
+        assert job.training_job_status == "Completed"
+        assert backend.training_job(job.training_job_name).status == "Completed"
+        assert read_model(plain, job.model_artifacts.s3_model_artifacts)["rows"] == ["b.csv"]
