@@ -1,11 +1,12 @@
-"""Per-job virtual environments: the code's ``requirements.txt``, a container's Python.
+"""Virtual environments: a script-mode job's ``requirements.txt``, a container's Python.
 
-A job whose code directory holds ``requirements.txt``, and every
-``ContainerEntrypoint`` job, runs in a virtualenv of the job, shared by its
-instances (``<job's directory>/venv``: kept with a warm pool's instances),
-made with ``python -m venv --system-site-packages --without-pip`` from the
-executor's Python, plus ``pip``/``pip3`` commands running that virtualenv's
-``python -m pip``. A ``.pth``
+A script-mode job whose code directory holds ``requirements.txt`` runs in a
+virtualenv of the job, shared by its instances (``<job's directory>/venv``);
+each instance of a ``ContainerEntrypoint`` job runs in its own
+(``<instance>/venv``: the SDK's drivers install on every instance). Both are
+kept with a warm pool's instances, made with ``python -m venv
+--system-site-packages --without-pip`` from the executor's Python, plus
+``pip``/``pip3`` commands running that virtualenv's ``python -m pip``. A ``.pth``
 file in it adds that Python's own site directories (those of *its* virtualenv,
 when it runs in one: ``--system-site-packages`` alone would reach only the
 base installation), so the script sees what the calling environment has -
@@ -18,7 +19,8 @@ satisfied, and what a job installs never reaches the calling environment. A
 hash of ``requirements.txt`` (and of the base Python) recorded in the
 virtualenv after a successful install lets the job's other instances, and a
 warm start on the same pool, skip pip entirely. The caller serialises the
-instances of one job (the first installs, the others wait and find it done).
+instances of a script-mode job (the first installs, the others wait and find
+it done).
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 A script-mode job's entry point runs with the toolkit's contract; a
 ``ContainerEntrypoint`` job's command runs where the instance's tree is
 ``/opt/ml`` (:mod:`.views`). ``start`` returns at once; a background thread
-prepares every instance (``/opt/ml`` tree, code, data, checkpoints, the job's
-virtualenv), runs the processes concurrently, uploads the artifacts, and then publishes the
+prepares every instance (``/opt/ml`` tree, code, data, checkpoints, virtualenv),
+runs the processes concurrently, uploads the artifacts, and then publishes the
 :class:`~sagemaker_plans_local.domain.execution.RunResult`. Instance
 directories live under ``<root>/instances/pools/<pool id>/algo-<i>`` for a
 job on a warm pool (kept for the pool's next job, removed by
@@ -46,7 +46,7 @@ STOPPED_EXIT_CODE = exit_code(-signal.SIGTERM)
 #: Exit code of a run that failed before the entry point ran (inputs, code, internal error).
 SETUP_EXIT_CODE = 1
 REASON_LIMIT = 1024
-#: The job's virtualenv, beside its instances' directories.
+#: The virtualenv's directory: in the job's directory (script mode) or the instance's (container).
 VENV = "venv"
 
 
@@ -192,7 +192,7 @@ class LocalRun:
         self._result: RunResult | None = None
         self._done = threading.Event()
         self._closed = threading.Event()
-        self._venv_lock = threading.Lock()  # the job's instances share one virtualenv
+        self._venv_lock = threading.Lock()  # a script-mode job's instances share one virtualenv
         self._thread = threading.Thread(target=self._main, name=f"run-{facts.name}", daemon=True)
 
     # -- the port ----------------------------------------------------------------------
@@ -273,7 +273,8 @@ class LocalRun:
             contract = InstanceContract(self.facts, host, self.hosts, tree)
             self._inputs(contract, outcome)
             outcome.tree = tree  # inputs in place: from here on, outputs are uploaded
-            argv, env = self._command(contract, base / VENV, log)
+            argv, env = self._command(contract, base if contract.command is None else tree.root,
+                                      log)
             code, process = run_to_end(self._group, argv, tree.code, env, log.line)
             outcome.exit_code = code
             if code != 0:
@@ -313,17 +314,19 @@ class LocalRun:
         else:
             checkpoint_dir.mkdir(parents=True, exist_ok=True)
 
-    def _command(self, contract: InstanceContract, venv: Path,
+    def _command(self, contract: InstanceContract, home: Path,
                  log: InstanceLog) -> tuple[list[str], dict[str, str]]:
-        """The process's command line and environment, once the job's virtualenv is ready.
+        """The process's command line and environment, once the virtualenv in ``home`` is ready.
 
-        The job's instances share ``venv``: the first makes (or fills) it, the others wait.
+        A script-mode job's instances share one (``home`` is the job's directory): the first
+        makes and fills it, the others wait. A container's own installs run on every instance,
+        as on SageMaker, so each has its own (``home`` is the instance's directory).
         """
         executor = self.executor
         tree = contract.tree
+        venv = home / VENV
         if contract.command is not None:
-            with self._venv_lock:
-                executor.environments.ensure(venv)
+            executor.environments.ensure(venv)
             env = activated(executor.container_environment(contract), venv)
             argv = views.launcher(tree.opt_ml, contract.warm_pool_cache, CONTAINER_CWD,
                                   contract.command)

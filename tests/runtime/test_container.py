@@ -94,8 +94,8 @@ def test_the_command_sees_its_instance_at_opt_ml(world, view):
     assert not [k for k in env if k.startswith("SM_")]
     assert "SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY" not in env
     assert "USER" not in env and "LOGNAME" not in env
-    venv = world.tmp / "runtime" / "instances" / "jobs" / "c1" / "venv"
-    assert got["prefix"] == str(venv)  # the job's own virtualenv over the backend's Python
+    venv = world.tmp / "runtime" / "instances" / "jobs" / "c1" / "algo-1" / "venv"
+    assert got["prefix"] == str(venv)  # the instance's own virtualenv over the backend's Python
     assert got["on_path"] == {name: str(venv / "bin" / name)
                               for name in ("python", "python3", "pip", "pip3")}
     assert world.lines(run.streams[0]) == ["seen by c1 algo-1"]
@@ -120,6 +120,15 @@ def test_every_instance_runs_and_algo_1_uploads(world, view):
     assert result.exit_code == 0, result.failure_reason
     assert [world.lines(s) for s in run.streams] == [["seen by two algo-1"], ["seen by two algo-2"]]
     assert seen(world, "two")["resourceconfig"]["hosts"] == ["algo-1", "algo-2"]
+
+
+def test_each_instance_has_its_own_virtualenv_for_the_drivers_own_installs(world, view):
+    job = container_job(world, "venvs", ["python", "-c", "import sys; print(sys.prefix)"], count=2)
+    run, result = world.run(job)
+    assert result.exit_code == 0, result.failure_reason
+    job_dir = world.tmp / "runtime" / "instances" / "jobs" / "venvs"
+    assert [world.lines(s) for s in run.streams] == [[str(job_dir / "algo-1" / "venv")],
+                                                     [str(job_dir / "algo-2" / "venv")]]
 
 
 def test_failure_file_written_at_opt_ml_is_the_reason(world, view):

@@ -85,7 +85,7 @@ def test_remote_executor_returns_each_result(session, remote_function):
     assert first["WarmPoolStatus"]["ReusedByJob"] == second["TrainingJobName"]
 
 
-def test_dependencies_go_into_the_job_s_virtualenv_not_the_caller_s(session, remote_function,
+def test_dependencies_go_into_the_instance_s_virtualenv_not_the_caller_s(session, remote_function,
                                                                      sagemaker_backend, tmp_path):
     wheels = tiny_wheel(tmp_path / "wheels").parent
     requirements = tmp_path / "requirements.txt"
@@ -99,6 +99,6 @@ def test_dependencies_go_into_the_job_s_virtualenv_not_the_caller_s(session, rem
     value, location = where()
     assert value == 42
     pools = sagemaker_backend.root / "runtime" / "us-east-1" / "instances" / "pools"
-    (venv,) = pools.glob("*/venv")
+    (venv,) = pools.glob("*/algo-1/venv")
     assert location.startswith(str(venv))
     assert importlib.util.find_spec("tinypkg") is None  # the calling environment is untouched
