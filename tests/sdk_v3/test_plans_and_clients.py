@@ -1,6 +1,8 @@
 """sagemaker-core resources on the backend: a plan through TrainingPlan.create and
 Compute(training_plan_arn=...), and cached clients created before an activation."""
 
+from datetime import timedelta
+
 import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError
@@ -65,3 +67,19 @@ def test_a_client_cached_before_activation_stays_local_inside_it(tmp_path, cache
             assert client.list_training_jobs()["TrainingJobSummaries"][0]["TrainingJobName"] == "made-locally"
     with pytest.raises(EndpointConnectionError):  # after the block, the cached client is AWS's again
         client.list_training_jobs()
+
+
+def test_a_hyperpod_cluster_waits_on_the_clock(sagemaker_backend, sagemaker_session):
+    from sagemaker.core.resources import Cluster
+    from sagemaker.core.shapes import ClusterInstanceGroupSpecification, ClusterLifeCycleConfig
+
+    group = ClusterInstanceGroupSpecification(
+        instance_group_name="workers", instance_type="ml.m5.xlarge", instance_count=2,
+        execution_role="arn:aws:iam::123456789012:role/SageMakerRole",
+        life_cycle_config=ClusterLifeCycleConfig(source_s3_uri="s3://bucket/lifecycle", on_create="on_create.sh"))
+    cluster = Cluster.create(cluster_name="core-cluster", instance_groups=[group],
+                             session=sagemaker_session.boto_session, region="us-east-1")
+    assert cluster.cluster_status == "Creating"
+    cluster.wait_for_status("InService")
+    assert cluster.cluster_status == "InService"
+    assert sagemaker_backend.clock.now() == START + timedelta(seconds=sagemaker_backend.settings.cold_start_seconds)

@@ -1,11 +1,11 @@
 """sagemaker-core's resource waits, local for local sessions and inside activations.
 
-``TrainingJob.wait`` and ``TrainingPlan.wait_for_status`` poll with
-``time.sleep(poll)`` (5 real seconds). For a resource whose boto3 session is
-answered by a backend (:func:`routing.backend_for`), the replacements step
-the backend instead: a job's simulated phases are fast-forwarded and its
-real process is waited for; a plan's clock moves to its next change. They
-log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
+``TrainingJob.wait`` and the ``wait_for_status`` of ``TrainingPlan`` and
+``Cluster`` (HyperPod) poll with ``time.sleep(poll)`` (5 real seconds). For
+a resource whose boto3 session is answered by a backend
+(:func:`routing.backend_for`), the replacements step the backend instead: a
+job's simulated phases are fast-forwarded and its real process is waited
+for; for a plan or a cluster the clock moves to its next change. They log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
 on ``sagemaker.core.resources``'s logger, then ``Final Resource Status``)
 and raise its errors; the progress panel (a spinner with real elapsed time)
 is not drawn. ``timeout`` counts the backend's clock. Other resources call
@@ -30,13 +30,14 @@ _installed = False
 
 
 def install() -> None:
-    """Replace the two waits by dispatching ones (once per process)."""
+    """Replace the waits by dispatching ones (once per process)."""
     global _installed
     with _lock:
         if _installed:
             return
         _install_training_job_wait()
-        _install_training_plan_wait()
+        for class_name, status_attribute, reason_attribute in STATUS_WAITS:
+            _install_status_wait(class_name, status_attribute, reason_attribute)
         _installed = True
 
 
@@ -52,16 +53,21 @@ def _install_training_job_wait() -> None:
     resources.TrainingJob.wait = wait
 
 
-def _install_training_plan_wait() -> None:
-    original = resources.TrainingPlan.wait_for_status
+#: Resources whose ``wait_for_status`` moves the clock locally: (class name, status attribute, reason attribute).
+STATUS_WAITS = (("TrainingPlan", "status", "status_message"), ("Cluster", "cluster_status", None))
+
+
+def _install_status_wait(class_name: str, status_attribute: str, reason_attribute: str | None) -> None:
+    cls = getattr(resources, class_name)
+    original = cls.wait_for_status
 
     def wait_for_status(self, target_status, poll: int = 5, timeout: int | None = None) -> None:
         backend = routing.backend_for(self._session)
         if backend is None:
             return original(self, target_status, poll=poll, timeout=timeout)
-        return wait_for_plan_status(self, backend, target_status, timeout)
+        return wait_for_status_locally(self, backend, target_status, timeout, status_attribute, reason_attribute)
 
-    resources.TrainingPlan.wait_for_status = wait_for_status
+    cls.wait_for_status = wait_for_status
 
 
 def _region(resource, backend: LocalBackend) -> str:
@@ -90,21 +96,24 @@ def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs:
         backend.step_training_job(job.get_name(), region=region, max_wait=LOG_FLUSH_SECONDS)
 
 
-def wait_for_plan_status(plan, backend: LocalBackend, target_status: str, timeout: int | None) -> None:
-    """``TrainingPlan.wait_for_status`` on ``backend``: move its clock to each next change."""
+def wait_for_status_locally(resource, backend: LocalBackend, target_status: str, timeout: int | None,
+                            status_attribute: str, reason_attribute: str | None) -> None:
+    """``<Resource>.wait_for_status`` on ``backend``: move its clock to each next change."""
+    kind = type(resource).__name__
     deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
     while True:
-        plan.refresh()
-        status = plan.status
+        resource.refresh()
+        status = getattr(resource, status_attribute)
         if status == target_status:
             resources.logger.info(f"Final Resource Status: [bold]{status}")
             return
         if "failed" in status.lower():
-            raise FailedStatusError(resource_type="TrainingPlan", status=status, reason=plan.status_message)
+            reason = getattr(resource, reason_attribute) if reason_attribute else "(Unknown)"
+            raise FailedStatusError(resource_type=kind, status=status, reason=reason)
         due = backend.clock.next_due()
         if due is None or (deadline is not None and due > deadline):
-            # Nothing scheduled would change the plan in time: on AWS the wait would time out.
-            raise TimeoutExceededError(resource_type="TrainingPlan", status=status)
+            # Nothing scheduled would change the resource in time: on AWS the wait would time out.
+            raise TimeoutExceededError(resource_type=kind, status=status)
         backend.advance_to_next_change()
 
 
