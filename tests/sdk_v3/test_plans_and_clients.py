@@ -83,3 +83,14 @@ def test_a_hyperpod_cluster_waits_on_the_clock(sagemaker_backend, sagemaker_sess
     cluster.wait_for_status("InService")
     assert cluster.cluster_status == "InService"
     assert sagemaker_backend.clock.now() == START + timedelta(seconds=sagemaker_backend.settings.cold_start_seconds)
+
+
+def test_the_clients_sagemaker_train_creates_at_import_are_routed_too(tmp_path):
+    from sagemaker.ai_registry.air_hub import AIRHub  # imported with sagemaker.train, before any activation
+
+    from sagemaker_plans_local.sdk.v3.cached_clients import cached_clients
+
+    assert {id(AIRHub._sagemaker_client), id(AIRHub._s3_client)} <= {id(client) for client in cached_clients()}
+    with LocalBackend(start_time=START, root=tmp_path / "b") as backend, activated(backend):
+        backend.client("s3").create_bucket(Bucket="hub-bucket")
+        assert [b["Name"] for b in AIRHub._s3_client.list_buckets()["Buckets"]] == ["hub-bucket"]

@@ -2,8 +2,9 @@
 
 sagemaker-core keeps boto3 clients for the process: ``SageMakerClient``
 (metaclass ``_ClientCacheMeta``, one per session/region/config, the first
-also the default of ``SageMakerClient()``) and the ``CloudWatchLogsClient``
-singleton its log readers use. A client created before ``activated()`` was
+also the default of ``SageMakerClient()``), the ``CloudWatchLogsClient``
+singleton its log readers use, and the SageMaker and S3 clients
+``sagemaker.ai_registry``'s ``AIRHub`` creates when imported. A client created before ``activated()`` was
 not made through the activation, so it would send its calls to AWS.
 
 On entering an activation every cached client gets a router at its
@@ -17,6 +18,7 @@ backend only while its activation is open.
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from typing import Any, Iterator
 
@@ -53,6 +55,9 @@ def cached_clients() -> list:
     logs = SingletonMeta._instances.get(CloudWatchLogsClient)
     if logs is not None and logs.client is not None:
         clients.append(logs.client)
+    air_hub = sys.modules.get("sagemaker.ai_registry.air_hub")
+    if air_hub is not None:
+        clients += [air_hub.AIRHub._sagemaker_client, air_hub.AIRHub._s3_client]
     return [client for client in clients if hasattr(client, "meta")]
 
 
