@@ -38,19 +38,22 @@ class PlanMethods:
     def describe_training_plan(self, training_plan_name: str) -> dict:
         return self.sagemaker_client.describe_training_plan(TrainingPlanName=training_plan_name)
 
-    def wait_for_training_plan(self, training_plan_name: str, poll: float = 30) -> dict:
+    def wait_for_training_plan(self, training_plan_name: str, poll: float = 30,
+                               fast_forward: bool | None = None) -> dict:
         """Wait until the plan's payment is settled (no longer ``Pending``); its description.
 
-        Locally the backend's clock is fast-forwarded to the settlement; on AWS this polls.
+        Locally: a manual clock (or ``fast_forward``, default the backend's
+        ``settings.fast_forward_waits``) moves to each next change at once, a
+        wall clock sleeps until it. On AWS this polls every ``poll`` seconds.
         """
         while True:
             plan = self.describe_training_plan(training_plan_name)
             if plan["Status"] != "Pending":
                 return plan
-            if self.backend is not None:
-                self.backend.advance_to_next_change()
-            else:
+            if self.backend is None:
                 time.sleep(poll)
+            elif not self.backend.wait_for_next_change(fast_forward):
+                return plan  # nothing scheduled: the status cannot change any more
 
     def search_training_plan_extensions(self, training_plan_arn: str, duration_hours: int) -> list[dict]:
         """Extension offerings for a plan (SearchTrainingPlanOfferings with TrainingPlanArn)."""

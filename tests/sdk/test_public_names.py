@@ -96,3 +96,17 @@ def test_cli_runs_an_unmodified_script(tmp_path):
                             capture_output=True, text=True, env=CLEAN_ENV, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "jobs: [] args: ['--x', '1']" in result.stdout
+
+
+def test_waiting_for_a_plan_on_a_wall_clock_does_not_run_ahead_unless_asked(tmp_path):
+    from datetime import datetime, timezone
+
+    with LocalBackend(root=tmp_path / "wall") as backend:
+        session = Session(backend=backend)
+        offering = session.search_training_plan_offerings("ml.p5.48xlarge", 1, 24)[0]
+        session.create_training_plan("wall-plan", offering["TrainingPlanOfferingId"])
+        assert session.wait_for_training_plan("wall-plan")["Status"] == "Scheduled"  # a compressed real wait
+        assert backend.clock.now() <= datetime.now(timezone.utc)
+        session.create_training_plan("forwarded-plan", session.search_training_plan_offerings(
+            "ml.p5.48xlarge", 1, 24)[0]["TrainingPlanOfferingId"])
+        assert session.wait_for_training_plan("forwarded-plan", fast_forward=True)["Status"] == "Scheduled"

@@ -4,8 +4,10 @@
 ``Cluster`` (HyperPod) poll with ``time.sleep(poll)`` (5 real seconds). For
 a resource whose boto3 session is answered by a backend
 (:func:`routing.backend_for`), the replacements step the backend instead: a
-job's simulated phases are fast-forwarded and its real process is waited
-for; for a plan or a cluster the clock moves to its next change. They log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
+job's simulated phases and a plan's or a cluster's status changes are
+waited for as the backend waits (a manual clock moves to each change at
+once, a wall clock sleeps until it unless ``settings.fast_forward_waits``),
+and a job's real process is waited for. They log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
 on ``sagemaker.core.resources``'s logger, then ``Final Resource Status``)
 and raise its errors; the progress panel (a spinner with real elapsed time)
 is not drawn. ``timeout`` counts the backend's clock. Other resources call
@@ -98,7 +100,7 @@ def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs:
 
 def wait_for_status_locally(resource, backend: LocalBackend, target_status: str, timeout: int | None,
                             status_attribute: str, reason_attribute: str | None) -> None:
-    """``<Resource>.wait_for_status`` on ``backend``: move its clock to each next change."""
+    """``<Resource>.wait_for_status`` on ``backend``: wait for each next change of its clock."""
     kind = type(resource).__name__
     deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
     while True:
@@ -114,7 +116,7 @@ def wait_for_status_locally(resource, backend: LocalBackend, target_status: str,
         if due is None or (deadline is not None and due > deadline):
             # Nothing scheduled would change the resource in time: on AWS the wait would time out.
             raise TimeoutExceededError(resource_type=kind, status=status)
-        backend.advance_to_next_change()
+        backend.wait_for_next_change()
 
 
 class _LogReader:
