@@ -7,7 +7,6 @@ do nothing at all (no backend, no patch, no hook): the code runs against AWS.
 from __future__ import annotations
 
 import contextlib
-import importlib
 import os
 import threading
 from typing import Callable, Iterator
@@ -18,7 +17,7 @@ from ..backend import LocalBackend
 from . import routing
 from .default_backend import default_backend
 from .flag import local_by_default
-from .major import installed_major
+from .major import installed_major, layer
 
 _lock = threading.Lock()
 _open: list[contextlib.ExitStack] = []
@@ -48,7 +47,7 @@ def _sdk_layer(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
     major = installed_major()
     if major is None:
         return
-    importlib.import_module(f"{__package__}.v{major}.waits").install()
+    layer("waits").install()
     routing.push(backend)
     stack.callback(routing.pop, backend)
     if major >= 3:

@@ -25,6 +25,14 @@ def sdk_major() -> int:
     return major
 
 
+def layer(module: str) -> ModuleType:
+    """Our ``sdk.v2.<module>`` or ``sdk.v3.<module>`` for the installed major (ImportError for another)."""
+    major = sdk_major()
+    if major not in (2, 3):
+        raise ImportError(f"sagemaker-plans-local supports SageMaker Python SDK v2 and v3, not v{major}")
+    return importlib.import_module(f"{__package__}.v{major}.{module}")
+
+
 def session_module() -> ModuleType:
     """The module of the SDK's ``Session`` and its log helpers (``sagemaker.session`` in v2)."""
     name = "sagemaker.session" if sdk_major() == 2 else "sagemaker.core.helper.session_helper"

@@ -8,15 +8,13 @@ SDK v2: :class:`sagemaker_plans_local.sdk.v2.session.Session`, a
 
 from __future__ import annotations
 
-import importlib
-
 from .flag import FLAG, local_by_default  # noqa: F401  (part of this module's surface)
-from .major import sdk_major
+from .major import layer
 
 
 def session_class() -> type:
     """Our ``Session`` class for the installed SDK major."""
-    return importlib.import_module(f"{__package__}.v{sdk_major()}.session").Session
+    return layer("session").Session
 
 
 def __getattr__(name: str):
