@@ -8,7 +8,6 @@ import boto3
 import pytest
 from botocore.client import ClientCreator
 from botocore.config import Config
-from botocore.exceptions import EndpointConnectionError
 
 from sagemaker_plans_local import LocalBackend, Session, activate, activated
 from sagemaker_plans_local.sdk.major import sdk_major, session_module

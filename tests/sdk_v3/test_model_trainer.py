@@ -4,7 +4,6 @@ import io
 import json
 import logging
 import tarfile
-import textwrap
 import threading
 
 import pytest
@@ -14,37 +13,6 @@ from sagemaker.train import ModelTrainer
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-cpu-py311"
-CACHE = "/opt/ml/sagemaker/warmpoolcache"
-
-TRAIN = textwrap.dedent(f"""
-    import json, os, pathlib, sys
-    print("hello from the entry script", flush=True)
-    if os.environ.get("FAIL"):
-        sys.exit("something broke")
-    seen = []
-    if os.environ.get("SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY") == "{CACHE}":
-        marker = pathlib.Path("{CACHE}", "seen.txt")
-        seen = marker.read_text().split() if marker.exists() else []
-        marker.write_text(" ".join(seen + [os.environ["TRAINING_JOB_NAME"]]))
-    rows = sorted(p.name for p in pathlib.Path("/opt/ml/input/data/train").iterdir())
-    pathlib.Path("/opt/ml/model/model.json").write_text(json.dumps({{"seen": seen, "rows": rows}}))
-""")
-
-
-@pytest.fixture
-def source(tmp_path):
-    directory = tmp_path / "src"
-    directory.mkdir()
-    (directory / "train.py").write_text(TRAIN)
-    return directory
-
-
-@pytest.fixture
-def data(sagemaker_session, tmp_path):
-    folder = tmp_path / "data"
-    folder.mkdir()
-    (folder / "a.csv").write_text("1,2\n")
-    return sagemaker_session.upload_data(str(folder), key_prefix="train")
 
 
 def trainer(session, source, name, keep_alive=600, **compute):

@@ -13,7 +13,7 @@ from sagemaker.core.utils.utils import SageMakerClient
 from sagemaker_plans_local import LocalBackend, activated
 from tests.conftest import START, create_request
 from tests.sdk.test_public_names import UNREACHABLE
-from tests.sdk_v3.test_model_trainer import data, source, train, trainer  # noqa: F401  (fixtures, builders)
+from tests.sdk_v3.test_model_trainer import train, trainer
 
 
 def test_a_plan_through_training_plan_create_and_compute(sagemaker_backend, sagemaker_session, source, data):
