@@ -27,6 +27,7 @@ from .domain.timeline import JobScript
 from .domain.job_records import TrainingJob
 from .domain.training_plans import PlanScript
 from .domain.waiting import Waits
+from .sdk.major import installed_major
 from .transport.activation import Activation, activated
 from .runtime import LocalExecutor
 from .transport import in_job
@@ -107,7 +108,7 @@ class LocalBackend:
         """
         session = boto3.session.Session(region_name=self.region, **_FAKE_CREDENTIALS)
         botocore_session = session._session
-        for service_name, hook in self._hooks().items():
+        for service_name, hook in self.hooks().items():
             hook.attach_to_session(botocore_session, _service_id(service_name))
         botocore_session.register("before-call", refuse_other_services,
                                   unique_id="sagemaker-plans-local-refuse")
@@ -115,9 +116,21 @@ class LocalBackend:
 
     @contextlib.contextmanager
     def activate(self) -> Iterator["LocalBackend"]:
-        """Answer every boto3 client created in the process while the block runs."""
-        with activated(Activation(self._attach, self.region)):
+        """Answer every boto3 client created in the process while the block runs.
+
+        With a SageMaker Python SDK installed, its waits, telemetry and (v3)
+        sagemaker-core's cached clients follow the activation too, whenever
+        those clients were created (``docs/sdk.md``).
+        """
+        with activated(Activation(self._attach, self.region)), self._sdk_layer():
             yield self
+
+    def _sdk_layer(self) -> contextlib.AbstractContextManager:
+        if installed_major() is None:
+            return contextlib.nullcontext()
+        from .sdk.activation import sdk_layer  # the outer layer, loaded only where an SDK is installed
+
+        return sdk_layer(self)
 
     def script_job(self, job_name: str, *, outcome: str = "Completed",
                    runtime_seconds: int | None = None, failure_reason: str | None = None) -> None:
@@ -192,7 +205,7 @@ class LocalBackend:
             raise ValueError(f"sagemaker-plans-local emulates {', '.join(EMULATED_SERVICES)}, "
                              f"not {service_name!r}")
 
-    def _hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
+    def hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
         """One in-process hook per emulated service (each keeps the backend alive)."""
         enabled = _Holding(self, enabled)
         hooks = {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
@@ -209,7 +222,7 @@ class LocalBackend:
             job_python_path=[in_job.BOOTSTRAP_DIR])
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
-        hook = self._hooks(enabled).get(client.meta.service_model.service_name)
+        hook = self.hooks(enabled).get(client.meta.service_model.service_name)
         if hook is not None:
             hook.attach(client)
 

@@ -42,18 +42,25 @@ def _environment(name: str, value: str) -> Iterator[None]:
             os.environ[name] = previous
 
 
-def _sdk_layer(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
-    """The installed SDK's waits, telemetry and (v3) cached clients follow the activation."""
+@contextlib.contextmanager
+def sdk_layer(backend: LocalBackend) -> Iterator[None]:
+    """The installed SDK's waits, telemetry and (v3) cached clients follow ``backend``'s activation.
+
+    ``LocalBackend.activate()`` enters it when an SDK is installed.
+    """
     major = installed_major()
     if major is None:
+        yield
         return
     layer("waits").install()
-    routing.push(backend)
-    stack.callback(routing.pop, backend)
-    if major >= 3:
-        from .v3.cached_clients import routed
+    with contextlib.ExitStack() as stack:
+        routing.push(backend)
+        stack.callback(routing.pop, backend)
+        if major >= 3:
+            from .v3.cached_clients import routed
 
-        stack.enter_context(routed(backend))
+            stack.enter_context(routed(backend))
+        yield
 
 
 @contextlib.contextmanager
@@ -67,8 +74,7 @@ def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend | No
         return
     backend = backend or default_backend()
     with contextlib.ExitStack() as stack:
-        stack.enter_context(backend.activate())
-        _sdk_layer(stack, backend)
+        stack.enter_context(backend.activate())  # the SDK layer too (sdk_layer)
         _default_region(stack, backend)
         yield backend
 

@@ -53,13 +53,14 @@ def cached_client(monkeypatch):
     SageMakerClient.reset()
 
 
-def test_a_client_cached_before_activation_stays_local_inside_it(tmp_path, cached_client):
+@pytest.mark.parametrize("activation", ["sagemaker_plans_local.activated", "LocalBackend.activate"])
+def test_a_client_cached_before_activation_stays_local_inside_it(tmp_path, cached_client, activation):
     session, client = cached_client
     with pytest.raises(EndpointConnectionError):
         client.list_training_jobs()
     with LocalBackend(start_time=START, root=tmp_path / "b") as backend:
         backend.client().create_training_job(**create_request("made-locally"))
-        with activated(backend):
+        with activated(backend) if activation.startswith("sagemaker") else backend.activate():
             job = TrainingJob.get("made-locally", session=session, region="us-east-1")
             assert job.training_job_status == "InProgress"
             job.wait()  # on the backend: its clock moves to the end of the simulated job

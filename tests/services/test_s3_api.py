@@ -351,7 +351,9 @@ def test_a_disabled_hook_is_silent(services):
 
 
 def test_sagemaker_session_default_bucket_upload_and_download(services, tmp_path):
-    from sagemaker.session import Session
+    from sagemaker_plans_local.sdk.major import session_module
+
+    Session = session_module().Session  # the installed major's session class
 
     boto_session = services.session()
     session = Session(boto_session=boto_session, sagemaker_client=object(), sagemaker_runtime_client=object(),

@@ -32,7 +32,7 @@ _routes: list[dict[str, Any]] = []  # per open activation: service name -> the b
 @contextlib.contextmanager
 def routed(backend: LocalBackend) -> Iterator[None]:
     """Within the block, sagemaker-core's cached clients are answered by ``backend``."""
-    route = backend._hooks()
+    route = backend.hooks()
     with _lock:
         _routes.append(route)
     try:
