@@ -10,14 +10,12 @@ from __future__ import annotations
 import gc
 import importlib.metadata
 import logging
-import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from bench_fit import TRIVIAL_SCRIPT, floor_run
 from bench_measure import ratio, table, verdict
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -26,30 +24,12 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/bench-training:latest"
 TRAIN_VS_FLOOR = 1.5
 TRAIN_OVERHEAD = 1.0
 
-TRIVIAL_SCRIPT = """\
-import os
-with open(os.path.join(os.environ["SM_MODEL_DIR"], "model.txt"), "w") as f:
-    f.write("ok")
-print("trained")
-"""
-
 
 def sdk_major() -> int:
     try:
         return int(importlib.metadata.version("sagemaker").split(".")[0])
     except importlib.metadata.PackageNotFoundError:
         return 0
-
-
-def floor_run(source_dir: Path, model_dir: Path) -> float:
-    """``<python> train.py`` in a subprocess, interpreter start-up included."""
-    model_dir.mkdir(exist_ok=True)
-    env = dict(os.environ, SM_MODEL_DIR=str(model_dir))
-    gc.collect()
-    started = time.perf_counter()
-    subprocess.run([sys.executable, "train.py"], cwd=source_dir, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    return time.perf_counter() - started
 
 
 def train_once(session, source_dir: Path, number: int) -> float:

@@ -1,6 +1,5 @@
 """The demo and the benchmark script keep running (no timing is asserted)."""
 
-import os
 import runpy
 import subprocess
 import sys

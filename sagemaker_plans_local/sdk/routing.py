@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from ..backend import LocalBackend
@@ -23,6 +24,25 @@ def register_boto_session(boto_session: Any, backend: "LocalBackend") -> None:
     """Remember that ``boto_session`` (of a local Session) is answered by ``backend``."""
     with _lock:
         _boto_sessions[boto_session] = backend
+
+
+def local_session(session: Any, backend: "LocalBackend | None", local: bool | None,
+                  kwargs: dict, install_waits: Callable[[], None]) -> None:
+    """Make ``session`` (an SDK session about to initialise with ``kwargs``) local or not.
+
+    Sets ``session.local`` (default: the flag) and ``session.backend`` (default: the
+    process-wide backend); a local session gets the backend's boto3 session and the
+    major's local waits.
+    """
+    from .default_backend import default_backend
+    from .flag import local_by_default
+
+    session.local = local_by_default() if local is None else local
+    session.backend = (backend or default_backend()) if session.local else None
+    if session.backend is not None:
+        kwargs.setdefault("boto_session", session.backend.boto_session())
+        register_boto_session(kwargs["boto_session"], session.backend)
+        install_waits()
 
 
 def push(backend: "LocalBackend") -> None:
@@ -56,3 +76,20 @@ def backend_for(session: Any = None) -> "LocalBackend | None":
         if backend is not None:
             return backend
     return active()
+
+
+def route_remote_function_wait(remote_job: ModuleType,
+                               local_logs: Callable[[Any, "LocalBackend", str, bool], dict]) -> None:
+    """Make ``remote_job._logs_for_job`` (what ``@remote`` jobs wait with) wait on the session's backend.
+
+    ``local_logs(session, backend, job_name, wait)`` answers local sessions; others get the SDK's own.
+    """
+    original = remote_job._logs_for_job
+
+    def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
+        backend = backend_for(sagemaker_session)
+        if backend is None:
+            return original(sagemaker_session, job_name, wait, poll, log_type, timeout)
+        return local_logs(sagemaker_session, backend, job_name, wait)
+
+    remote_job._logs_for_job = _logs_for_job

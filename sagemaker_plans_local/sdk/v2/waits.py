@@ -70,12 +70,4 @@ def _install_session_waits() -> None:
 
 
 def _patch_remote_function_wait(remote_job: ModuleType) -> None:
-    original = remote_job._logs_for_job
-
-    def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
-        backend = routing.backend_for(sagemaker_session)
-        if backend is None:
-            return original(sagemaker_session, job_name, wait, poll, log_type, timeout)
-        return logs_for_job(sagemaker_session, backend, job_name, wait)
-
-    remote_job._logs_for_job = _logs_for_job
+    routing.route_remote_function_wait(remote_job, logs_for_job)

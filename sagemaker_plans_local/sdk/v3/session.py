@@ -8,8 +8,6 @@ from sagemaker.core.helper.session_helper import Session as CoreSession
 
 from ...backend import LocalBackend
 from .. import routing
-from ..default_backend import default_backend
-from ..flag import local_by_default
 from ..plan_methods import PlanMethods
 from . import waits
 
@@ -27,10 +25,5 @@ class Session(PlanMethods, CoreSession):
     """
 
     def __init__(self, backend: LocalBackend | None = None, local: bool | None = None, **kwargs: Any) -> None:
-        self.local = local_by_default() if local is None else local
-        self.backend = (backend or default_backend()) if self.local else None
-        if self.backend is not None:
-            kwargs.setdefault("boto_session", self.backend.boto_session())
-            routing.register_boto_session(kwargs["boto_session"], self.backend)
-            waits.install()
+        routing.local_session(self, backend, local, kwargs, waits.install)
         super().__init__(**kwargs)

@@ -38,12 +38,6 @@ def install() -> None:
 
 
 def _patch_remote_function_wait(remote_job: ModuleType) -> None:
-    original = remote_job._logs_for_job
-
-    def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
-        backend = routing.backend_for(sagemaker_session)
-        if backend is None:
-            return original(sagemaker_session, job_name, wait, poll, log_type, timeout)
-        return local_waits.logs_for_job(sagemaker_session, backend, job_name, remote_job, wait)
-
-    remote_job._logs_for_job = _logs_for_job
+    routing.route_remote_function_wait(
+        remote_job, lambda session, backend, job_name, wait:
+        local_waits.logs_for_job(session, backend, job_name, remote_job, wait))
