@@ -1,15 +1,18 @@
 """Free accelerated capacity: how many instances can still be reserved, when and where.
 
 Per (instance type, Availability Zone) the inventory is a step function of time,
-kept as sorted breakpoints so that every query is a bisect plus a linear scan
-over the breakpoints of that one (type, AZ).
+kept as its breakpoints (the change of free count at each moment) in a treap
+whose nodes also know their subtree's total change and lowest running count:
+adding or removing a block is two O(log n) updates, a free count is an
+O(log n) walk, and windows and blocks walk only the breakpoints they return.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
+import random
 from datetime import datetime, timezone
-from typing import Callable, Hashable, TypeVar
+from itertools import pairwise
+from typing import Callable, Hashable, Iterator, TypeVar
 
 import attrs
 
@@ -33,48 +36,199 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
-class _Steps:
-    """One (type, AZ): ``counts[i]`` instances are free on ``[times[i], times[i + 1])``.
+_NONE = float("inf")  # the lowest count of no breakpoints at all
+_priorities = random.Random(8)  # treap priorities; seeded so that a run's shapes repeat
 
-    The last count is always 0; before the first breakpoint nothing is free.
+
+class _Node:
+    """A breakpoint: the free count changes by ``delta`` at ``moment``.
+
+    ``total`` is the sum of the subtree's deltas, ``low`` the lowest running sum
+    just after one of its breakpoints (counted from the subtree's first).
     """
 
-    __slots__ = ("deltas", "times", "counts")
+    __slots__ = ("moment", "delta", "priority", "left", "right", "total", "low")
+
+    def __init__(self, moment: datetime, delta: int) -> None:
+        self.moment, self.delta = moment, delta
+        self.priority = _priorities.random()
+        self.left: _Node | None = None
+        self.right: _Node | None = None
+        self.total, self.low = delta, delta
+
+    def update(self) -> None:
+        left, right = self.left, self.right
+        before = left.total if left is not None else 0
+        here = before + self.delta
+        low = here if left is None or left.low > here else left.low
+        if right is not None:
+            self.total = here + right.total
+            if here + right.low < low:
+                low = here + right.low
+        else:
+            self.total = here
+        self.low = low
+
+
+def _rotated_right(node: _Node) -> _Node:
+    top = node.left
+    assert top is not None
+    node.left, top.right = top.right, node
+    node.update()
+    top.update()
+    return top
+
+
+def _rotated_left(node: _Node) -> _Node:
+    top = node.right
+    assert top is not None
+    node.right, top.left = top.left, node
+    node.update()
+    top.update()
+    return top
+
+
+def _merged(left: _Node | None, right: _Node | None) -> _Node | None:
+    """The treap of ``left`` then ``right`` (every moment of ``left`` earlier)."""
+    if left is None:
+        return right
+    if right is None:
+        return left
+    if left.priority > right.priority:
+        left.right = _merged(left.right, right)
+        left.update()
+        return left
+    right.left = _merged(left, right.left)
+    right.update()
+    return right
+
+
+def _shifted(node: _Node | None, moment: datetime, change: int) -> _Node | None:
+    """The treap with ``change`` added at ``moment`` (a breakpoint that comes to 0 goes)."""
+    if node is None:
+        return _Node(moment, change)
+    if moment == node.moment:
+        node.delta += change
+        if not node.delta:
+            return _merged(node.left, node.right)
+    elif moment < node.moment:
+        node.left = child = _shifted(node.left, moment, change)
+        if child is not None and child.priority > node.priority:
+            return _rotated_right(node)
+    else:
+        node.right = child = _shifted(node.right, moment, change)
+        if child is not None and child.priority > node.priority:
+            return _rotated_left(node)
+    node.update()
+    return node
+
+
+class _Steps:
+    """One (type, AZ): the free count is the sum of the deltas at or before a moment.
+
+    Every delta is non-zero, so the count changes at each breakpoint; before the
+    first nothing is free and after the last the count is back to 0.
+    """
+
+    __slots__ = ("root",)
 
     def __init__(self) -> None:
-        self.deltas: dict[datetime, int] = {}
-        self.times: list[datetime] = []
-        self.counts: list[int] = []
+        self.root: _Node | None = None
 
     def shift(self, start: datetime, end: datetime, count: int) -> None:
-        deltas = self.deltas
-        for moment, change in ((start, count), (end, -count)):
-            level = deltas.get(moment, 0) + change
-            if level:
-                deltas[moment] = level
+        self.root = _shifted(_shifted(self.root, start, count), end, -count)
+
+    def level(self, moment: datetime) -> int:
+        """The count free at ``moment``: the sum of the deltas at or before it."""
+        level, node = 0, self.root
+        while node is not None:
+            if node.moment <= moment:
+                level += (node.left.total if node.left is not None else 0) + node.delta
+                node = node.right
             else:
-                del deltas[moment]
-        times: list[datetime] = []
-        counts: list[int] = []
-        level = 0
-        for moment in sorted(deltas):
-            level += deltas[moment]
-            if not counts or counts[-1] != level:
-                times.append(moment)
-                counts.append(level)
-        self.times, self.counts = times, counts
+                node = node.left
+        return level
 
     def minimum(self, start: datetime, end: datetime) -> int:
-        times, counts = self.times, self.counts
-        i = bisect_right(times, start) - 1
-        if i < 0:
+        """The lowest count over ``[start, end)``."""
+        lowest = self.level(start)
+        if lowest <= 0:
             return 0
-        lowest = counts[i]
-        for k in range(i + 1, len(times)):
-            if times[k] >= end or lowest == 0:
-                break
-            lowest = min(lowest, counts[k])
-        return lowest
+        node, before = self.root, 0
+        while node is not None and not start < node.moment < end:
+            if node.moment <= start:
+                before += (node.left.total if node.left is not None else 0) + node.delta
+                node = node.right
+            else:
+                node = node.left
+        if node is None:
+            return lowest
+        here = before + (node.left.total if node.left is not None else 0) + node.delta
+        inner = min(_low_after(node.left, start, before), here, _low_before(node.right, end, here))
+        return int(min(lowest, inner))
+
+    def breakpoints(self, moment: datetime | None) -> Iterator[tuple[datetime, int]]:
+        """``(moment, count from then on)`` in time order, from the last breakpoint at or
+        before ``moment`` (from the first if there is none, or ``moment`` is None)."""
+        first = None if moment is None else self._at_or_before(moment)
+        level, stack, node = 0, [], self.root
+        while node is not None:
+            if first is None or node.moment >= first:
+                stack.append(node)
+                node = node.left
+            else:
+                level += (node.left.total if node.left is not None else 0) + node.delta
+                node = node.right
+        while stack:
+            node = stack.pop()
+            level += node.delta
+            yield node.moment, level
+            node = node.right
+            while node is not None:
+                stack.append(node)
+                node = node.left
+
+    def _at_or_before(self, moment: datetime) -> datetime | None:
+        found, node = None, self.root
+        while node is not None:
+            if node.moment <= moment:
+                found, node = node.moment, node.right
+            else:
+                node = node.left
+        return found
+
+
+def _low_after(node: _Node | None, start: datetime, before: int) -> float:
+    """The lowest count just after a breakpoint later than ``start`` in ``node``'s subtree,
+    ``before`` being the sum of the deltas ahead of the subtree."""
+    lowest = _NONE
+    while node is not None:
+        left_total = node.left.total if node.left is not None else 0
+        if node.moment > start:
+            here = before + left_total + node.delta
+            lowest = min(lowest, here, here + node.right.low if node.right is not None else _NONE)
+            node = node.left
+        else:
+            before += left_total + node.delta
+            node = node.right
+    return lowest
+
+
+def _low_before(node: _Node | None, end: datetime, before: int) -> float:
+    """The lowest count just after a breakpoint earlier than ``end`` in ``node``'s subtree."""
+    lowest = _NONE
+    while node is not None:
+        if node.moment < end:
+            left = node.left
+            if left is not None:
+                lowest = min(lowest, before + left.low)
+                before += left.total
+            before += node.delta
+            lowest = min(lowest, before)
+            node = node.right
+        else:
+            node = node.left
+    return lowest
 
 
 _MEMO_LIMIT = 4096
@@ -153,14 +307,12 @@ class CapacityInventory:
         steps = self._steps.get((instance_type, availability_zone))
         if steps is None or latest <= earliest:
             return []
-        times, counts = steps.times, steps.counts
         found: list[tuple[datetime, datetime]] = []
         opened: datetime | None = None
-        for k in range(max(bisect_right(times, earliest) - 1, 0), len(times)):
-            moment = times[k]
+        for moment, level in steps.breakpoints(earliest):
             if moment >= latest:
                 break
-            if counts[k] >= count:
+            if level >= count:
                 if opened is None:
                     opened = max(moment, earliest)
             elif opened is not None:
@@ -174,10 +326,9 @@ class CapacityInventory:
         """The inventory as disjoint pieces of constant free count, by type, AZ and start."""
         pieces = []
         for (instance_type, az), steps in sorted(self._steps.items()):
-            times, counts = steps.times, steps.counts
-            for k in range(len(times) - 1):
-                if counts[k]:
-                    pieces.append(CapacityBlock(instance_type, az, times[k], times[k + 1], counts[k]))
+            for (start, count), (end, _) in pairwise(steps.breakpoints(None)):
+                if count:
+                    pieces.append(CapacityBlock(instance_type, az, start, end, count))
         return pieces
 
     def remembered(self, key: Hashable, scope: str | Key, compute: Callable[[], T]) -> T:
