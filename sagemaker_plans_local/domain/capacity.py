@@ -10,9 +10,10 @@ O(log n) walk, and windows and blocks walk only the breakpoints they return.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Hashable, Iterator
 from datetime import datetime, timezone
 from itertools import pairwise
-from typing import Callable, Hashable, Iterator, TypeVar
+from typing import TypeVar
 
 import attrs
 
@@ -47,7 +48,7 @@ class _Node:
     just after one of its breakpoints (counted from the subtree's first).
     """
 
-    __slots__ = ("moment", "delta", "priority", "left", "right", "total", "low")
+    __slots__ = ("delta", "left", "low", "moment", "priority", "right", "total")
 
     def __init__(self, moment: datetime, delta: int) -> None:
         self.moment, self.delta = moment, delta
@@ -63,8 +64,7 @@ class _Node:
         low = here if left is None or left.low > here else left.low
         if right is not None:
             self.total = here + right.total
-            if here + right.low < low:
-                low = here + right.low
+            low = min(low, here + right.low)
         else:
             self.total = here
         self.low = low
