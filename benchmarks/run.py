@@ -34,6 +34,7 @@ if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: 
 import boto3  # noqa: E402
 import botocore  # noqa: E402
 
+from bench_capacity import run_capacity  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
@@ -304,6 +305,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 5 (ListTrainingJobs page and walk cost as jobs pile up)")
     parser.add_argument("--skip-train", action="store_true",
                         help="skip section 6 (SDK v3 ModelTrainer.train() vs the script by hand)")
+    parser.add_argument("--skip-capacity", action="store_true",
+                        help="skip section 7 (capacity inventory add and sell cost as blocks pile up)")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -326,6 +329,8 @@ def main(argv: list[str] | None = None) -> int:
                   repeats=2 if args.quick else 7)
     if not args.skip_train:
         run_train(trains=2 if args.quick else 6)
+    if not args.skip_capacity:
+        run_capacity(sizes=(300, 3_000) if args.quick else (300, 3_000, 10_000), repeats=2 if args.quick else 5)
     if args.profile:
         run_profile(config.seeds, config.warmup_calls, config.profile_calls, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
