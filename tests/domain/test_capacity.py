@@ -206,3 +206,70 @@ def test_remembered_values_of_one_zone_last_until_that_zone_changes():
     assert inventory.remembered("runs", (P5, AZ), compute) == 3
     inventory.clear()
     assert inventory.remembered("runs", (P5, AZ), compute) == 4
+
+
+# -- the treap behind each (type, AZ), against a brute-force model after every change ---------
+QUARTER = timedelta(minutes=15)
+long_ops = st.lists(
+    st.tuples(st.sampled_from(("add", "add", "remove")), st.integers(0, 30), st.integers(1, 12),
+              st.integers(1, 4), st.integers(0, 127), st.integers(1, 40)),
+    min_size=1, max_size=60)
+
+
+def pieces_of(free):
+    """Maximal runs of one non-zero count on the half-hour grid, as ``(first, past_last, count)``."""
+    found, i = [], 0
+    while i < len(free):
+        j = i
+        while j < len(free) and free[j] == free[i]:
+            j += 1
+        if free[i]:
+            found.append((i, j, free[i]))
+        i = j
+    return found
+
+
+@settings(max_examples=100, deadline=None)
+@given(long_ops)
+def test_every_query_agrees_with_a_brute_force_model_after_every_change(operations):
+    inventory, free = CapacityInventory(), [0] * 64
+    for kind, start, length, count, q_start, q_length in operations:
+        begin, end = T0 + start * HALF, T0 + (start + length) * HALF
+        if kind == "add":
+            inventory.add(P5, count, AZ, begin, end)
+            free[start:start + length] = [level + count for level in free[start:start + length]]
+        elif min(free[start:start + length]) >= count:
+            inventory.remove(P5, AZ, begin, end, count)
+            free[start:start + length] = [level - count for level in free[start:start + length]]
+        else:
+            with pytest.raises(ValueError, match=f"only {min(free[start:start + length])} "):
+                inventory.remove(P5, AZ, begin, end, count)
+        assert inventory.free_count(P5, AZ, begin, end) == min(free[start:start + length])
+        # Quarter-hour query bounds: some start or end inside a half-hour of constant count.
+        first, past = q_start // 2, min(-(-(q_start + q_length) // 2), len(free))
+        expected = min(free[first:past]) if first < past else 0
+        assert inventory.free_count(
+            P5, AZ, T0 + q_start * QUARTER, T0 + (q_start + q_length) * QUARTER) == expected
+        assert [(b.start, b.end, b.count) for b in inventory.blocks()] == [
+            (T0 + i * HALF, T0 + j * HALF, level) for i, j, level in pieces_of(free)]
+        assert inventory.windows(P5, AZ, count, T0 + start * HALF, T0 + (start + length) * HALF) == [
+            (T0 + max(i, start) * HALF, T0 + min(j, start + length) * HALF)
+            for i, j, _ in pieces_of([level >= count for level in free])
+            if i < start + length and j > start]
+
+
+def depth(node):
+    return 0 if node is None else 1 + max(depth(node.left), depth(node.right))
+
+
+def test_blocks_added_in_time_order_keep_the_breakpoints_shallow_and_go_away_when_sold():
+    inventory = CapacityInventory()
+    for hour in range(0, 4_000, 2):
+        inventory.add(P5, 1 + hour % 3, AZ, at(hour), at(hour + 1))
+    steps = inventory._steps[(P5, AZ)]
+    assert len(inventory.blocks()) == 2_000
+    assert depth(steps.root) <= 60  # a treap of 4,000 breakpoints: about 2 ln n deep, not n
+    for hour in range(0, 4_000, 2):
+        inventory.remove(P5, AZ, at(hour), at(hour + 1), 1 + hour % 3)
+    assert steps.root is None and inventory.blocks() == []
+    assert inventory.zones(P5) == [AZ]
