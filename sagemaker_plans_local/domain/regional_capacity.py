@@ -33,6 +33,7 @@ class RegionalCapacity:
             inventory.clear()
 
     def for_region(self, region: str) -> CapacityInventory:
+        """The inventory of ``region``, made empty on first use."""
         inventory = self._inventories.get(region)
         if inventory is None:
             inventory = self._inventories[region] = CapacityInventory()
