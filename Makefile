@@ -48,7 +48,7 @@ test-v2: $(STAMP)
 
 bench: $(STAMP) $(STAMP3)
 	$(PY) benchmarks/run.py --skip-train
-	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity
 
 clean:
 	rm -rf $(VENV) $(VENV3) build *.egg-info
