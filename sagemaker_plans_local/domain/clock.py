@@ -69,6 +69,7 @@ class VirtualClock:
     def now(self) -> datetime:
         """The current virtual time, an aware UTC datetime."""
         if self._manual:
+            assert self._now is not None  # manual: a start time was given
             return self._now
         return _wall_now() + self._offset
 
@@ -91,6 +92,7 @@ class VirtualClock:
             raise ValueError("the clock only moves forward")
         with self._lock:
             if self._manual:
+                assert self._now is not None  # manual: a start time was given
                 target = self._now + delta
                 self._run_until(target)
                 self._now = target
@@ -138,7 +140,7 @@ class VirtualClock:
                 self._cancelled -= 1
                 continue
             event._clock = None  # fired: a later cancel() changes nothing here
-            if self._manual and at > self._now:
+            if self._now is not None and at > self._now:  # a manual clock (only it has _now)
                 self._now = at
             event.action(at)
 

@@ -40,8 +40,8 @@ Instance groups
   (``ResourceNotFound``), target ``hyperpod-cluster``, have the group's instance
   type, at least the group's ``InstanceCount`` instances, and be ``Scheduled``
   or ``Active`` (the guide's training-plan-utilization-for-hyperpod page)
-  (otherwise ``ValidationException``; the last check applies to new groups only). The group is ``InService`` even before the plan
-  is ``Active``; ``TrainingPlanStatus`` shows the plan's status.
+  (otherwise ``ValidationException``; the last check applies to new groups only).
+  The group is ``InService`` even before the plan is ``Active``; ``TrainingPlanStatus`` shows the plan's status.
 - Such a group has nodes only while a block of its plan is active: when the
   group is ``InService`` and the plan has an active block, it takes
   ``InstanceCount`` instances from the plan (consumer
@@ -155,9 +155,10 @@ class Clusters:
     def create(self, spec: Mapping) -> Cluster:
         """Create a cluster from a validated CreateCluster request."""
         name = spec["ClusterName"]
-        if name in self._clusters:
+        existing = self._clusters.get(name)
+        if existing is not None:
             raise InUse("Cluster names must be unique within an AWS account and region, and a "
-                        f"cluster with this name already exists ({self._clusters.get(name).arn})")
+                        f"cluster with this name already exists ({existing.arn})")
         if spec.get("RestrictedInstanceGroups"):
             raise InvalidRequest("RestrictedInstanceGroups are not supported by sagemaker-plans-local.")
         group_specs = spec.get("InstanceGroups") or []
@@ -227,7 +228,7 @@ class Clusters:
         for name in to_delete:
             group = cluster.groups[name]
             group.status = "Deleting"
-            if self._drop_nodes(cluster, group):
+            if self._drop_nodes(cluster, group) and group.plan is not None:
                 released.add(group.plan.arn)
         for group_spec, existing, plan in changes:
             if existing is None:
@@ -254,7 +255,7 @@ class Clusters:
         released = []
         for group in cluster.groups.values():
             group.status = "Deleting"
-            if self._drop_nodes(cluster, group):
+            if self._drop_nodes(cluster, group) and group.plan is not None:
                 released.append(group.plan)
         cluster.events.append(self._clock.schedule(
             now + self._service_time(DELETE_SECONDS), lambda at: self._clusters.delete(cluster.name)))

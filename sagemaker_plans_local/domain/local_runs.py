@@ -35,6 +35,7 @@ class LocalRuns:
         return self.executor is not None and self.executor.runs(job)
 
     def start(self, job: "TrainingJob", at: datetime) -> None:
+        assert self.executor is not None  # set before any job runs locally (runs() was True)
         run = self.executor.start(job, at)
         self._active[job.name] = (job, run, at)
         threading.Thread(target=self._watch, args=(job, run), daemon=True,
@@ -73,6 +74,7 @@ class LocalRuns:
     # -- internals -------------------------------------------------------------
     def _watch(self, job: "TrainingJob", run: Run) -> None:
         result = run.wait(None)
+        assert result is not None  # no timeout: wait returns the run's result
         with self._lock:
             self._record(job, run, result)
             self._clock.catch_up()

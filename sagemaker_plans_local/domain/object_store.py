@@ -660,7 +660,8 @@ class ObjectStore:
     def _tmp_path(self) -> Path:
         return self._tmp / secrets.token_hex(16)
 
-    def _spool(self, data, content_md5: bytes | None = None) -> tuple[Path, "hashlib._Hash", int]:
+    def _spool(self, data: bytes | bytearray | BinaryIO | Iterable[bytes],
+               content_md5: bytes | None = None) -> tuple[Path, "hashlib._Hash", int]:
         """Write ``data`` to a temporary file; returns (path, md5, size)."""
         tmp = self._tmp_path()
         digest, size = hashlib.md5(), 0

@@ -37,6 +37,7 @@ import hashlib
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import cast
 
 import attrs
 
@@ -79,7 +80,8 @@ class Capacity:
     @property
     def units(self) -> int:
         """How many of ``key`` it takes from the inventory."""
-        return self.ultra_server_count if self.ultra_server else self.instance_count
+        # ultra() sets ultra_server_count with ultra_server
+        return cast(int, self.ultra_server_count) if self.ultra_server else self.instance_count
 
 
 class HeldCapacity:

@@ -35,6 +35,12 @@ def consumer_key(job: "TrainingJob") -> str:
     return f"job:{job.name}"
 
 
+def plan_of(job: "TrainingJob") -> TrainingPlan:
+    """The plan of a job on a plan (the only jobs this module sees)."""
+    assert job.plan is not None
+    return job.plan
+
+
 class PlanQueue:
     """Admits jobs to their plans' capacity and moves them at block boundaries."""
 
@@ -82,7 +88,7 @@ class PlanQueue:
 
     def admit(self, job: "TrainingJob", at: datetime) -> None:
         """Start ``job`` on its plan's free instances, or queue it."""
-        rc = self._plans.allocate(job.plan, consumer_key(job), job.instance_count, at)
+        rc = self._plans.allocate(plan_of(job), consumer_key(job), job.instance_count, at)
         if rc is not None:
             self._run(job, rc, at)
         else:
@@ -90,12 +96,12 @@ class PlanQueue:
 
     def adopt(self, job: "TrainingJob", giver: str) -> None:
         """``job`` takes over instances held for it by ``giver`` (a warm pool)."""
-        self._plans.hand_over(job.plan, giver, consumer_key(job))
-        self._running.setdefault(job.plan.arn, {})[job.name] = job
+        self._plans.hand_over(plan_of(job), giver, consumer_key(job))
+        self._running.setdefault(plan_of(job).arn, {})[job.name] = job
 
     def leave(self, job: "TrainingJob", at: datetime, heir: str | None = None) -> None:
         """``job`` ended: free its instances (or hand them to ``heir``) and admit waiters."""
-        plan = job.plan
+        plan = plan_of(job)
         self._stop_timer(job, at)
         waiting = self._waiting.get(plan.arn, [])
         if job in waiting:
@@ -113,13 +119,13 @@ class PlanQueue:
 
     # -- internals -------------------------------------------------------------
     def _run(self, job: "TrainingJob", rc: ReservedCapacity, at: datetime) -> None:
-        self._running.setdefault(job.plan.arn, {})[job.name] = job
+        self._running.setdefault(plan_of(job).arn, {})[job.name] = job
         self._stop_timer(job, at)
         self._start(job, rc, at)
 
     def _wait(self, job: "TrainingJob", at: datetime) -> None:
-        self._waiting.setdefault(job.plan.arn, []).append(job)
-        if job.plan.status == "Active":
+        self._waiting.setdefault(plan_of(job).arn, []).append(job)
+        if plan_of(job).status == "Active":
             self._start_timer(job, at)
 
     def _admit_waiting(self, plan: TrainingPlan, at: datetime) -> None:
@@ -163,7 +169,7 @@ class PlanQueue:
         if job.max_pending_seconds:
             self._stop(job, at, PENDING_STOPPED)
         else:
-            self._fail(job, at, INSUFFICIENT_CAPACITY.format(plan=job.plan.name))
+            self._fail(job, at, INSUFFICIENT_CAPACITY.format(plan=plan_of(job).name))
 
     def _stop_timer(self, job: "TrainingJob", at: datetime) -> None:
         entry = self._timers.pop(job.name, None)

@@ -15,6 +15,14 @@ CENT = Decimal("0.01")
 _MICROSECONDS_PER_HOUR = Decimal(3_600_000_000)
 
 
+def _decimal_prices(prices: Mapping[str, object]) -> dict[str, Decimal]:
+    return {kind: Decimal(str(price)) for kind, price in prices.items()}
+
+
+def _optional_decimal(value: object) -> Decimal | None:
+    return None if value is None else Decimal(str(value))
+
+
 @attrs.frozen
 class PriceList:
     """Per-instance-hour prices in USD; ``source`` says where the figures come from.
@@ -23,10 +31,9 @@ class PriceList:
     SageMaker model adds); without it such a type is a KeyError.
     """
 
-    prices: Mapping[str, Decimal] = attrs.field(
-        converter=lambda prices: {kind: Decimal(str(price)) for kind, price in prices.items()})
+    prices: Mapping[str, Decimal] = attrs.field(converter=_decimal_prices)
     source: str = "user supplied"
-    unlisted: Decimal | None = attrs.field(default=None, converter=lambda v: None if v is None else Decimal(str(v)))
+    unlisted: Decimal | None = attrs.field(default=None, converter=_optional_decimal)
 
     @classmethod
     def default(cls) -> "PriceList":

@@ -9,6 +9,7 @@ with its own creation tags only.
 
 from __future__ import annotations
 
+import builtins
 import itertools
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
@@ -87,7 +88,7 @@ class ResourceTags:
         return list(self._set(arn).tags.values())
 
     # -- commands --------------------------------------------------------------
-    def add(self, arn: str, pairs: Sequence[tuple[str, str]]) -> list[Tag]:
+    def add(self, arn: str, pairs: Sequence[tuple[str, str]]) -> builtins.list[Tag]:
         """AddTags: add or overwrite; all or nothing. Returns the resource's tags."""
         check_tags(pairs)
         tag_set = self._set(arn)

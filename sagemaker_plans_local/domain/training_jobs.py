@@ -105,7 +105,8 @@ class TrainingJobs:
             else:
                 self._usage.update(job.instance_demand())
             job.enter("Starting", at, "Starting the training job")
-            self._plan_provisioning(job, at, Provisioning.warm(self._service_seconds(self._settings.warm_start_seconds)))
+            warm = Provisioning.warm(self._service_seconds(self._settings.warm_start_seconds))
+            self._plan_provisioning(job, at, warm)
         elif plan is not None:
             self._queue.admit(job, at)
             if not job.transitions:
@@ -226,7 +227,7 @@ class TrainingJobs:
 
     def _plan_training(self, job: TrainingJob, start: datetime) -> None:
         script = self._script_for(job.name)
-        runtime = script.runtime_seconds
+        runtime: float | None = script.runtime_seconds
         if runtime is None:
             runtime = self._service_seconds(self._settings.job_runtime_seconds)
         remaining = max(0.0, runtime - job.trained_seconds)
@@ -304,8 +305,9 @@ class TrainingJobs:
             keep = failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)
         self.pools.release(job, at, keep and (job.plan is None or job.block is not None))
         if job.plan is not None:
-            kept = job.pool is not None and job.pool.state == "Available"
-            self._queue.leave(job, at, heir=pool_key(job.pool) if kept else None)
+            pool = job.pool
+            heir = pool_key(pool) if pool is not None and pool.state == "Available" else None
+            self._queue.leave(job, at, heir=heir)
         job.block = None
 
     def _pool_ended(self, pool: WarmPool, at: datetime) -> None:

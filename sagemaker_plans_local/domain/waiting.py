@@ -103,7 +103,7 @@ class Waits:
         jobs.local_runs.settle(job, budget)
         with self._lock:
             still_running = jobs.local_runs.running(job) is not None
-            if clock.manual and still_running and due is not None and (
+            if clock.manual and still_running and due is not None and budget is not None and (
                     max_wait is None or budget >= (due - now).total_seconds()):
                 clock.advance(max(due - clock.now(), timedelta(0)))
             clock.catch_up()

@@ -112,6 +112,7 @@ class WarmPools:
     def claim(self, pool: WarmPool, job: "TrainingJob", at: datetime) -> None:
         """Hand an Available pool to ``job`` (which then starts warm)."""
         previous = pool.holder
+        assert previous.ended_at is not None  # an Available pool's holder has ended
         self._leave_available(pool)
         previous.warm_pool = WarmPoolView(
             "Reused", seconds_between(previous.ended_at, at), reused_by=job.name)
@@ -150,6 +151,7 @@ class WarmPools:
             pool.kept = True
             pool.chain_started_at = at
             self._kept_instances[pool.instance_type] += pool.instance_count
+        assert pool.chain_started_at is not None  # set when the pool was first kept
         expires_at = min(at + timedelta(seconds=keep_alive), pool.chain_started_at + MAX_CHAIN)
         if expires_at <= at:
             self._terminate(pool, at)
@@ -173,6 +175,7 @@ class WarmPools:
         if seconds == 0:
             self._terminate(pool, at)
             return
+        assert job.ended_at is not None and pool.chain_started_at is not None  # an Available pool's job
         expires_at = min(job.ended_at + timedelta(seconds=seconds),
                          pool.chain_started_at + MAX_CHAIN)
         if expires_at <= at:
