@@ -17,7 +17,7 @@ from .api.iam import IamApi
 from .api.logs import LogsApi
 from .api.s3 import S3Api
 from .api.sts import StsApi
-from .api.service_model import service_model
+from .api.service_model import botocore_session, service_model, shared_loader
 from .backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
 from .domain.clock import VirtualClock
 from .domain.emulation import Emulation
@@ -35,8 +35,11 @@ from .transport.botocore_hook import BotocoreHook
 from .transport.refusal import refuse_other_services
 from .transport.service_hook import ServiceHook
 
+#: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
+#: a test checks them), so a session's hooks are registered without reading the models.
+SERVICE_IDS = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam", "logs": "cloudwatch-logs"}
 #: The services a LocalBackend answers (botocore names).
-EMULATED_SERVICES = ("sagemaker", "s3", "sts", "iam", "logs")
+EMULATED_SERVICES = tuple(SERVICE_IDS)
 
 _FAKE_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
@@ -70,12 +73,12 @@ class LocalBackend:
         emulation.region_setup.append(_weak_setup(self))
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
         self._sagemaker = SageMakerApi(emulation)
-        self._services = {
-            "s3": S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
-            "sts": StsApi(account_id),
-            "iam": IamApi(account_id, emulation.clock),
-            "logs": LogsApi(emulation.log_store, account_id, on_request=emulation.clock.catch_up),
-        }
+        self._services = _Services({
+            "s3": lambda: S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
+            "sts": lambda: StsApi(account_id),
+            "iam": lambda: IamApi(account_id, emulation.clock),
+            "logs": lambda: LogsApi(emulation.log_store, account_id, on_request=emulation.clock.catch_up),
+        })
 
     # -- public surface ------------------------------------------------------
     @property
@@ -95,10 +98,21 @@ class LocalBackend:
         """A real boto3 client answered by this backend (no credentials needed)."""
         self._check_emulated(service_name)
         kwargs.setdefault("region_name", self.region)
-        with _CLIENT_LOCK:  # a boto3 session is not safe for concurrent client creation
+        with _SESSION_LOCK:  # a boto3 session is not safe for concurrent client creation
             client = _client_session().client(service_name, **kwargs)
         self._attach(client)
         return client
+
+    def sdk_default_bucket(self, region: str | None = None) -> str:
+        """The SageMaker SDK's default bucket, ``sagemaker-<region>-<account>``, created if missing.
+
+        What ``Session.default_bucket()`` finds over STS and S3, without the calls.
+        """
+        region = region or self.region
+        name = f"sagemaker-{region}-{self.account_id}"
+        self.clock.catch_up()
+        self._emulation.objects.create_bucket(name, region, exist_ok=True)
+        return name
 
     def boto_session(self) -> boto3.session.Session:
         """A boto3 session (fake credentials, the backend's region) whose every client is local.
@@ -106,12 +120,11 @@ class LocalBackend:
         Emulated services are answered by this backend; any other service
         answers ``NotImplemented`` instead of reaching AWS.
         """
-        session = boto3.session.Session(region_name=self.region, **_FAKE_CREDENTIALS)
-        botocore_session = session._session
+        session = _boto3_session(region_name=self.region)
+        events = session._session
         for service_name, hook in self.hooks().items():
-            hook.attach_to_session(botocore_session, _service_id(service_name))
-        botocore_session.register("before-call", refuse_other_services,
-                                  unique_id="sagemaker-plans-local-refuse")
+            hook.attach_to_session(events, SERVICE_IDS[service_name])
+        events.register("before-call", refuse_other_services, unique_id="sagemaker-plans-local-refuse")
         return session
 
     @contextlib.contextmanager
@@ -207,11 +220,14 @@ class LocalBackend:
 
     def hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
         """One in-process hook per emulated service (each keeps the backend alive)."""
+        return {name: self._hook(name, enabled) for name in EMULATED_SERVICES}
+
+    def _hook(self, service_name: str, enabled: Callable[[], bool]):
+        """The hook answering ``service_name`` (its service is built on its first request)."""
         enabled = _Holding(self, enabled)
-        hooks = {"sagemaker": BotocoreHook("sagemaker", self._sagemaker.handle, enabled)}
-        for name, service in self._services.items():
-            hooks[name] = ServiceHook(name, service, enabled)
-        return hooks
+        if service_name == "sagemaker":
+            return BotocoreHook("sagemaker", self._sagemaker.handle, enabled)
+        return ServiceHook(service_name, _Deferred(self._services, service_name), enabled)
 
     def _equip_region(self, region) -> None:
         """Give a region's training jobs the local runtime for their entry points."""
@@ -222,9 +238,9 @@ class LocalBackend:
             job_python_path=[in_job.BOOTSTRAP_DIR])
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
-        hook = self.hooks(enabled).get(client.meta.service_model.service_name)
-        if hook is not None:
-            hook.attach(client)
+        service_name = client.meta.service_model.service_name
+        if service_name in SERVICE_IDS:
+            self._hook(service_name, enabled).attach(client)
 
 
 class _Holding:
@@ -262,17 +278,53 @@ def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
         root.release()
 
 
-_CLIENT_LOCK = threading.Lock()
+class _Services:
+    """The companion services (S3, STS, IAM, Logs), each built on its first request."""
+
+    def __init__(self, factories: dict[str, Callable[[], object]]) -> None:
+        self._factories = factories
+        self._built: dict[str, object] = {}
+        self._lock = threading.Lock()
+
+    def get(self, name: str):
+        service = self._built.get(name)
+        if service is None:
+            with self._lock:
+                service = self._built.get(name)
+                if service is None:
+                    service = self._built[name] = self._factories[name]()
+        return service
+
+
+class _Deferred:
+    """A service for a hook: the named one of ``services``, built when first asked to answer."""
+
+    __slots__ = ("services", "name")
+
+    def __init__(self, services: _Services, name: str) -> None:
+        self.services = services
+        self.name = name
+
+    def handle(self, region: str, operation_model, request_dict: dict):
+        return self.services.get(self.name).handle(region, operation_model, request_dict)
+
+
+_SESSION_LOCK = threading.RLock()  # held while the shared client session is first made
+
+
+def _boto3_session(**kwargs) -> boto3.session.Session:
+    """A fake-credential boto3 session on the shared botocore loader (models parsed once)."""
+    with _SESSION_LOCK:
+        session = boto3.session.Session(botocore_session=botocore_session(), **_FAKE_CREDENTIALS, **kwargs)
+        paths = shared_loader().search_paths
+        paths[:] = dict.fromkeys(paths)  # boto3 appends its data directory once per session
+    return session
 
 
 @functools.lru_cache(maxsize=None)
 def _client_session() -> boto3.session.Session:
     """One fake-credential session for every backend's clients (hooks go on each client).
 
-    Sharing it keeps botocore's loaded models: a client then costs milliseconds.
+    Sharing it keeps botocore's client machinery: a client then costs milliseconds.
     """
-    return boto3.session.Session(**_FAKE_CREDENTIALS)
-
-
-def _service_id(service_name: str) -> str:
-    return service_model(service_name).service_id.hyphenize()
+    return _boto3_session()

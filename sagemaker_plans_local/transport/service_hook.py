@@ -15,6 +15,7 @@ anything registered first, such as a ``botocore.stub.Stubber``.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any, Callable, Protocol
@@ -67,23 +68,34 @@ class ServiceHook:
 
     def __init__(self, service_name: str, service: Service,
                  enabled: Callable[[], bool] = lambda: True) -> None:
-        model = service_model(service_name)
         self.service_name = service_name
-        self.protocol = model.metadata["protocol"]
-        self.event_name = f"before-call.{model.service_id.hyphenize()}"
         self._service = service
         self._enabled = enabled
+
+    @functools.cached_property
+    def protocol(self) -> str:
+        """The service's wire protocol (the model is read on first use, not on construction)."""
+        return service_model(self.service_name).metadata["protocol"]
+
+    @functools.cached_property
+    def event_name(self) -> str:
+        return f"before-call.{service_model(self.service_name).service_id.hyphenize()}"
 
     def attach(self, client) -> None:
         """Make ``client`` (of this hook's service) answered by the hook."""
         name = client.meta.service_model.service_name
         if name != self.service_name:
             raise ValueError(f"this hook answers {self.service_name}, not {name}")
-        client.meta.events.register(self.event_name, self, unique_id=f"sagemaker-plans-local-{id(self)}")
+        event_name = f"before-call.{client.meta.service_model.service_id.hyphenize()}"
+        client.meta.events.register(event_name, self, unique_id=f"sagemaker-plans-local-{id(self)}")
 
     def attach_to_session(self, botocore_session, service_id: str | None = None) -> None:
-        """Answer every client ``botocore_session`` creates later for this hook's service."""
-        botocore_session.register(self.event_name, self, unique_id=f"sagemaker-plans-local-{id(self)}")
+        """Answer every client ``botocore_session`` creates later for this hook's service.
+
+        ``service_id`` (hyphenized) spares reading the model; by default it is the model's.
+        """
+        event_name = f"before-call.{service_id}" if service_id else self.event_name
+        botocore_session.register(event_name, self, unique_id=f"sagemaker-plans-local-{id(self)}")
 
     def __call__(self, model: OperationModel, params: dict, context: dict, **_: Any):
         if not self._enabled():

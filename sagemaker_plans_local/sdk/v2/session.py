@@ -8,11 +8,12 @@ import sagemaker.session
 
 from ...backend import LocalBackend
 from .. import routing
+from ..default_backend import KnownDefaults
 from ..plan_methods import PlanMethods
 from . import waits
 
 
-class Session(PlanMethods, sagemaker.session.Session):
+class Session(KnownDefaults, PlanMethods, sagemaker.session.Session):
     """A SageMaker session, local by default (``SAGEMAKER_PLANS_LOCAL=0`` means AWS).
 
     Local: every call is answered by ``backend`` (default: the process-wide
@@ -22,5 +23,7 @@ class Session(PlanMethods, sagemaker.session.Session):
     """
 
     def __init__(self, backend: LocalBackend | None = None, local: bool | None = None, **kwargs: Any) -> None:
+        own_boto_session = kwargs.get("boto_session") is None
         routing.local_session(self, backend, local, kwargs, waits.install)
+        self.knows_defaults(own_boto_session)
         super().__init__(**kwargs)

@@ -8,11 +8,12 @@ from sagemaker.core.helper.session_helper import Session as CoreSession
 
 from ...backend import LocalBackend
 from .. import routing
+from ..default_backend import KnownDefaults
 from ..plan_methods import PlanMethods
 from . import waits
 
 
-class Session(PlanMethods, CoreSession):
+class Session(KnownDefaults, PlanMethods, CoreSession):
     """A v3 SageMaker session (``sagemaker.core.helper.session_helper.Session``), local by default.
 
     Local: every call is answered by ``backend`` (default: the process-wide
@@ -25,5 +26,7 @@ class Session(PlanMethods, CoreSession):
     """
 
     def __init__(self, backend: LocalBackend | None = None, local: bool | None = None, **kwargs: Any) -> None:
+        own_boto_session = kwargs.get("boto_session") is None
         routing.local_session(self, backend, local, kwargs, waits.install)
+        self.knows_defaults(own_boto_session)
         super().__init__(**kwargs)
