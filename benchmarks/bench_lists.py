@@ -80,8 +80,10 @@ def _page_rows(clients: dict, small: int, large: int, calls: int, repeats: int) 
             for size in (small, large):
                 client = clients[size]
                 extra = {"NextToken": _middle_token(client, sort, size)} if where != "first page" else {}
+                # The lambda runs within this iteration: the loop variables are current.
                 costs[size] = _cpu_per_call(
-                    lambda: client.list_training_jobs(SortBy=sort, MaxResults=PAGE, **extra), calls, repeats)
+                    lambda: client.list_training_jobs(SortBy=sort, MaxResults=PAGE, **extra),  # noqa: B023
+                    calls, repeats)
             value = costs[large] / costs[small]
             worst = max(worst, value)
             rows.append([f"SortBy={sort}, {where}", micros(costs[small]), micros(costs[large]), ratio(value)])
@@ -108,7 +110,7 @@ def run_lists(small: int, large: int, calls: int, repeats: int) -> None:
             seen = _walk(clients[size])
             if seen != size:
                 raise RuntimeError(f"walking {size:,} jobs saw {seen:,}")
-            walks[size] = _cpu_per_call(lambda: _walk(clients[size]), 1, max(2, repeats // 2))
+            walks[size] = _cpu_per_call(lambda: _walk(clients[size]), 1, max(2, repeats // 2))  # noqa: B023
         per_job = {size: walks[size] / size for size in walks}
         value = per_job[large] / per_job[mid]
         print(f"   walk every page: {mid:,} jobs {walks[mid] * 1e3:,.1f} ms ({micros(per_job[mid])} us/job), "

@@ -71,7 +71,7 @@ def run_search(calls: int, repeats: int) -> None:
             describe_time = _best_per_call(describe, calls, repeats)
             rows, worst = [], 0.0
             for label, request in SEARCHES.items():
-                search = lambda: sm.search_training_plan_offerings(**request)  # noqa: E731
+                search = lambda: sm.search_training_plan_offerings(**request)  # noqa: E731, B023
                 found = len(search()["TrainingPlanOfferings"])
                 per_call = _best_per_call(search, calls, repeats)
                 fresh = _after_a_change(backend, search, request["InstanceType"], max(20, calls // 20))

@@ -145,7 +145,7 @@ RUNNING_AT_EXIT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
-def test_a_run_still_going_at_exit_is_stopped_and_its_temporary_root_removed(tmp_path, pids_file):
+def test_a_run_still_going_at_exit_is_stopped_and_its_temporary_root_removed(tmp_path, pids_file):  # noqa: F811
     source = escaper_source(tmp_path)
     result = subprocess.run([sys.executable, "-c", RUNNING_AT_EXIT, str(source), str(pids_file)],
                             capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)

@@ -48,7 +48,7 @@ def main():
 
     a = b = 0.0
     rate = 0.01
-    for epoch in range(args.epochs * 200):
+    for _epoch in range(args.epochs * 200):
         grad_a = sum((a * x + b - y) * x for x, y in rows) / len(rows)
         grad_b = sum((a * x + b - y) for x, y in rows) / len(rows)
         a, b = a - rate * grad_a, b - rate * grad_b

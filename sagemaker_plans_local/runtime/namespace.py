@@ -86,7 +86,9 @@ def unshare() -> None:
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int,
           data: str | None = None) -> None:
-    encode = (lambda s: s.encode() if s is not None else None)
+    def encode(s: str | None) -> bytes | None:
+        return s.encode() if s is not None else None
+
     _call(_libc().mount(encode(source), target.encode(), encode(fstype), flags, encode(data)),
           f"mount {source or fstype} on {target}")
 

@@ -145,7 +145,8 @@ def seed(backend, sm) -> dict:
             sm.create_training_job(**create_request(name))
     offerings = sm.search_training_plan_offerings(**_plan_search())["TrainingPlanOfferings"]
     if not sm.list_training_plans()["TrainingPlanSummaries"] and offerings:
-        sm.create_training_plan(TrainingPlanName=PLANS[0], TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"])
+        sm.create_training_plan(TrainingPlanName=PLANS[0],
+                                TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"])
         backend.clock.advance(backend.settings.plan_payment_seconds)
     if not sm.list_clusters()["ClusterSummaries"]:
         sm.create_cluster(**_cluster_request(CLUSTERS[0]))

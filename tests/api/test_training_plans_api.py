@@ -134,7 +134,8 @@ def test_capacity_sold_to_another_plan_invalidates_offerings(sm, backend):
 def test_duplicate_plan_name_is_in_use(sm, backend, inventory):
     buy(sm, backend, "dup", count=1, hours=24)
     offering = sm.search_training_plan_offerings(
-        InstanceType=P5, InstanceCount=1, DurationHours=24, TargetResources=["training-job"])["TrainingPlanOfferings"][0]
+        InstanceType=P5, InstanceCount=1, DurationHours=24,
+        TargetResources=["training-job"])["TrainingPlanOfferings"][0]
     with pytest.raises(sm.exceptions.ResourceInUse):
         sm.create_training_plan(TrainingPlanName="dup", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])
 
@@ -250,5 +251,7 @@ def test_default_inventory_is_there_and_deterministic(tmp_path):
 
     first, second = offerings(tmp_path / "a"), offerings(tmp_path / "b")
     assert first
-    strip = lambda offers: [{k: v for k, v in o.items() if k != "TrainingPlanOfferingId"} for o in offers]
+    def strip(offers):
+        return [{k: v for k, v in o.items() if k != "TrainingPlanOfferingId"} for o in offers]
+
     assert strip(first) == strip(second)

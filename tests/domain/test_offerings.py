@@ -336,7 +336,7 @@ def check_search(inventory, request):
 
 
 # -- extensions -------------------------------------------------------------------
-def extend(inventory, hours, plan_end=day(3), now=NOW, count=4):
+def extend(inventory, hours, plan_end=day(3), now=NOW, count=4):  # noqa: B008 (a datetime, immutable)
     return search_extensions(inventory, PRICES, now=now, capacity=Capacity(P5, count),
                              availability_zone="az-a", plan_end=plan_end, duration_hours=hours)
 

@@ -85,7 +85,7 @@ FIT_PARENT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
-def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):
+def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):  # noqa: F811 (fixture)
     source = escaper_source(tmp_path)
     parent = subprocess.Popen([sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)

@@ -82,8 +82,9 @@ def test_iam_validates_like_aws_and_refuses_the_rest_with_501(services):
 
 
 def test_sagemaker_expands_a_role_name_through_iam(services):
-    session = session_module().Session(boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
-                      sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
+    session = session_module().Session(
+        boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
+        sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
     assert session.expand_role("SageMakerRole") == f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
 
 
