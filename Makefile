@@ -8,10 +8,11 @@ PY := $(VENV)/bin/python
 PY3 := $(VENV3)/bin/python
 STAMP := $(VENV)/.installed
 STAMP3 := $(VENV3)/.installed
+LINT_STAMP := $(VENV3)/.lint-installed
 V2_SDK := 'sagemaker>=2.257,<3'
 V3_SDK := 'sagemaker>=3'
 
-.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 bench install clean
+.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 bench install clean lint
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -26,6 +27,15 @@ $(STAMP3): pyproject.toml
 	touch $(STAMP3)
 
 install: $(STAMP) $(STAMP3)
+
+# ruff and mypy (the `lint` extra) in the v3 environment; what they check is set in pyproject.toml.
+$(LINT_STAMP): $(STAMP3) pyproject.toml
+	$(PY3) -m pip install --quiet -e '.[lint]'
+	touch $(LINT_STAMP)
+
+lint: $(LINT_STAMP)
+	$(PY3) -m ruff check .
+	$(PY3) -m mypy
 
 demo: demo-v3 demo-v2
 
