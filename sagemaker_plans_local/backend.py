@@ -13,10 +13,6 @@ from typing import Callable, Iterator
 import boto3
 
 from .api.dispatcher import SageMakerApi
-from .api.iam import IamApi
-from .api.logs import LogsApi
-from .api.s3 import S3Api
-from .api.sts import StsApi
 from .api.service_model import botocore_session, service_model, shared_loader
 from .backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
 from .domain.clock import VirtualClock
@@ -29,7 +25,6 @@ from .domain.training_plans import PlanScript
 from .domain.waiting import Waits
 from .sdk.major import installed_major
 from .transport.activation import Activation, activated
-from .runtime import LocalExecutor
 from .transport import in_job
 from .transport.botocore_hook import BotocoreHook
 from .transport.refusal import refuse_other_services
@@ -73,12 +68,7 @@ class LocalBackend:
         emulation.region_setup.append(_weak_setup(self))
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
         self._sagemaker = SageMakerApi(emulation)
-        self._services = _Services({
-            "s3": lambda: S3Api(emulation.objects, account_id, on_request=emulation.clock.catch_up),
-            "sts": lambda: StsApi(account_id),
-            "iam": lambda: IamApi(account_id, emulation.clock),
-            "logs": lambda: LogsApi(emulation.log_store, account_id, on_request=emulation.clock.catch_up),
-        })
+        self._services = _Services(functools.partial(_companion, emulation=emulation, account_id=account_id))
 
     # -- public surface ------------------------------------------------------
     @property
@@ -231,6 +221,7 @@ class LocalBackend:
 
     def _equip_region(self, region) -> None:
         """Give a region's training jobs the local runtime for their entry points."""
+        from .runtime import LocalExecutor  # loaded with the first region, not with the backend
         region.training_jobs.local_runs.executor = LocalExecutor(
             self.root / "runtime" / region.name, self._emulation.objects,
             self._emulation.log_store(region.name), self.clock,
@@ -278,11 +269,27 @@ def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
         root.release()
 
 
+def _companion(name: str, emulation: Emulation, account_id: str):
+    """Build the companion service ``name``; its module is imported only now (start-up pays for none)."""
+    catch_up = emulation.clock.catch_up
+    if name == "s3":
+        from .api.s3 import S3Api
+        return S3Api(emulation.objects, account_id, on_request=catch_up)
+    if name == "sts":
+        from .api.sts import StsApi
+        return StsApi(account_id)
+    if name == "iam":
+        from .api.iam import IamApi
+        return IamApi(account_id, emulation.clock)
+    from .api.logs import LogsApi
+    return LogsApi(emulation.log_store, account_id, on_request=catch_up)
+
+
 class _Services:
     """The companion services (S3, STS, IAM, Logs), each built on its first request."""
 
-    def __init__(self, factories: dict[str, Callable[[], object]]) -> None:
-        self._factories = factories
+    def __init__(self, build: Callable[[str], object]) -> None:
+        self._build = build
         self._built: dict[str, object] = {}
         self._lock = threading.Lock()
 
@@ -292,7 +299,7 @@ class _Services:
             with self._lock:
                 service = self._built.get(name)
                 if service is None:
-                    service = self._built[name] = self._factories[name]()
+                    service = self._built[name] = self._build(name)
         return service
 
 

@@ -25,8 +25,6 @@ from botocore.model import OperationModel
 from botocore.parsers import create_parser
 from botocore.response import StreamingBody
 
-from ..api import xml_wire
-from ..api.aws_services import internal_failure, new_request_id
 from ..api.service_model import service_model
 
 log = logging.getLogger(__name__)
@@ -109,6 +107,9 @@ class ServiceHook:
             return self._response(model, params, *self._internal_failure(model))
 
     def _internal_failure(self, model: OperationModel) -> tuple[int, dict, bytes]:
+        from ..api import xml_wire  # the wire codecs load with the first service, not with this hook
+        from ..api.aws_services import internal_failure, new_request_id
+
         error = internal_failure(model.name)
         request_id = new_request_id()
         if self.protocol in ("json", "rest-json"):

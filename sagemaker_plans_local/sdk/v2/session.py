@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import sagemaker.session
 
 from ...backend import LocalBackend
 from .. import routing
-from ..default_backend import KnownDefaults
+from ..default_backend import KnownDefaults, default_backend
+from ..flag import local_by_default
 from ..plan_methods import PlanMethods
 from . import waits
 
@@ -27,3 +29,18 @@ class Session(KnownDefaults, PlanMethods, sagemaker.session.Session):
         routing.local_session(self, backend, local, kwargs, waits.install)
         self.knows_defaults(own_boto_session)
         super().__init__(**kwargs)
+
+
+_lock = threading.Lock()
+_shared: list[Session] = []
+
+
+def default_session() -> Session:
+    """The session an ``Estimator`` given none gets: while the flag says local, one per process
+    on the default backend (a second ``Estimator()`` builds no session); otherwise a new one."""
+    if not local_by_default():
+        return Session()
+    with _lock:
+        if not _shared or _shared[0].backend is not default_backend():
+            _shared[:] = [Session()]
+        return _shared[0]
