@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from sagemaker_plans_local import LocalBackend, Session
+from sagemaker_plans_local.sdk.flag import FLAG
+from sagemaker_plans_local.sdk.major import sdk_major
 from tests.conftest import START
 
 
@@ -44,3 +46,19 @@ def test_a_session_on_a_given_boto_session_asks_over_the_wire(tmp_path):
         calls = calls_of(session)
         assert session.account_id() == backend.account_id
         assert calls == ["GetCallerIdentity"]
+
+
+if sdk_major() == 2:  # the Estimator, whose default session this is, is v2's
+
+    def test_an_estimator_given_no_session_shares_one_on_the_default_backend(monkeypatch):
+        from sagemaker_plans_local.sdk.default_backend import default_backend
+        from sagemaker_plans_local.sdk.v2.session import default_session
+
+        first = default_session()
+        assert default_session() is first
+        assert first.backend is default_backend() and first.local
+        monkeypatch.setenv(FLAG, "0")
+        monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+        aws = default_session()
+        assert not aws.local and aws.backend is None
+        assert default_session() is not aws
