@@ -40,6 +40,7 @@ from bench_lists import run_lists  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
 from bench_search import run_search  # noqa: E402
+from bench_startup import run_startup  # noqa: E402
 from bench_train import run_train  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
 
@@ -307,6 +308,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="skip section 6 (SDK v3 ModelTrainer.train() vs the script by hand)")
     parser.add_argument("--skip-capacity", action="store_true",
                         help="skip section 7 (capacity inventory add and sell cost as blocks pile up)")
+    parser.add_argument("--skip-startup", action="store_true",
+                        help="skip section 8 (first client in a fresh process; the README's Estimator().fit())")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
@@ -331,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         run_train(trains=2 if args.quick else 6)
     if not args.skip_capacity:
         run_capacity(sizes=(300, 3_000) if args.quick else (300, 3_000, 10_000), repeats=2 if args.quick else 5)
+    if not args.skip_startup:
+        run_startup(repeats=2 if args.quick else 9, later_fits=2 if args.quick else 6)
     if args.profile:
         run_profile(config.seeds, config.warmup_calls, config.profile_calls, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")

@@ -35,15 +35,22 @@ def _detached(description: dict) -> dict:
 
 
 @functools.lru_cache(maxsize=None)
-def shared_loader() -> Loader:
-    """The process's one botocore data loader (it caches what it has parsed).
+def _models() -> botocore.session.Session:
+    """The session our service models come from, and the one that makes the shared loader.
 
     Its search path is botocore's own: ``AWS_DATA_PATH`` / ``data_path`` first, as for any session.
     """
-    data_path = botocore.session.get_session().get_config_variable("data_path")
+    session = botocore.session.get_session()
+    data_path = session.get_config_variable("data_path")
     extra = [os.path.expanduser(os.path.expandvars(path)) for path in data_path.split(os.pathsep)] \
         if data_path else None
-    return _SharedLoader(extra_search_paths=extra)
+    session.register_component("data_loader", _SharedLoader(extra_search_paths=extra))
+    return session
+
+
+def shared_loader() -> Loader:
+    """The process's one botocore data loader (it caches what it has parsed)."""
+    return _models().get_component("data_loader")
 
 
 def botocore_session() -> botocore.session.Session:
@@ -51,11 +58,6 @@ def botocore_session() -> botocore.session.Session:
     session = botocore.session.get_session()
     session.register_component("data_loader", shared_loader())
     return session
-
-
-@functools.lru_cache(maxsize=None)
-def _models() -> botocore.session.Session:
-    return botocore_session()
 
 
 @functools.lru_cache(maxsize=None)
