@@ -8,7 +8,7 @@ import threading
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 import boto3
 
@@ -28,7 +28,7 @@ from .transport.activation import Activation, activated
 from .transport import in_job
 from .transport.botocore_hook import BotocoreHook
 from .transport.refusal import refuse_other_services
-from .transport.service_hook import ServiceHook
+from .transport.service_hook import Service, ServiceHook
 
 #: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
 #: a test checks them), so a session's hooks are registered without reading the models.
@@ -212,7 +212,7 @@ class LocalBackend:
         """One in-process hook per emulated service (each keeps the backend alive)."""
         return {name: self._hook(name, enabled) for name in EMULATED_SERVICES}
 
-    def _hook(self, service_name: str, enabled: Callable[[], bool]):
+    def _hook(self, service_name: str, enabled: Callable[[], bool]) -> BotocoreHook | ServiceHook:
         """The hook answering ``service_name`` (its service is built on its first request)."""
         enabled = _Holding(self, enabled)
         if service_name == "sagemaker":
@@ -269,7 +269,7 @@ def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
         root.release()
 
 
-def _companion(name: str, emulation: Emulation, account_id: str):
+def _companion(name: str, emulation: Emulation, account_id: str) -> Service:
     """Build the companion service ``name``; its module is imported only now (start-up pays for none)."""
     catch_up = emulation.clock.catch_up
     if name == "s3":
@@ -288,12 +288,12 @@ def _companion(name: str, emulation: Emulation, account_id: str):
 class _Services:
     """The companion services (S3, STS, IAM, Logs), each built on its first request."""
 
-    def __init__(self, build: Callable[[str], object]) -> None:
+    def __init__(self, build: Callable[[str], Service]) -> None:
         self._build = build
-        self._built: dict[str, object] = {}
+        self._built: dict[str, Service] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str):
+    def get(self, name: str) -> Service:
         service = self._built.get(name)
         if service is None:
             with self._lock:
@@ -312,7 +312,7 @@ class _Deferred:
         self.services = services
         self.name = name
 
-    def handle(self, region: str, operation_model, request_dict: dict):
+    def handle(self, region: str, operation_model, request_dict: dict) -> tuple[int, dict, Any]:
         return self.services.get(self.name).handle(region, operation_model, request_dict)
 
 
