@@ -58,7 +58,7 @@ test-v2: $(STAMP)
 
 bench: $(STAMP) $(STAMP3)
 	$(PY) benchmarks/run.py --skip-train
-	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup
 
 clean:
 	rm -rf $(VENV) $(VENV3) build *.egg-info

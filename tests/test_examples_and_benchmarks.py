@@ -26,6 +26,7 @@ def test_benchmark_script_runs_quickly():
     assert "repeated or after a change" in result.stdout  # section 3's verdict covers both
     assert "worst page ratio" in result.stdout and "per-job ratio" in result.stdout  # section 5
     assert "worst per-block cost" in result.stdout  # section 7
+    assert "ours/plain (medians)" in result.stdout  # section 8
 
 
 def test_training_plan_example_runs_the_whole_flow(capsys):
