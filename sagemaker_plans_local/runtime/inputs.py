@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlparse
 
 from ..domain.object_store import ObjectStoreError, parse_s3_uri
 from .contract import InstanceContract
+from .downloads import download_prefix
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -147,7 +148,7 @@ def download_channels(store: Any, contract: InstanceContract) -> None:
         if not store.bucket_exists(bucket):
             raise no_objects(uri, bucket, contract.job.region, role)
         try:
-            written = store.download_prefix(bucket, prefix, dest)
+            written = download_prefix(store, bucket, prefix, dest)
         except ObjectStoreError as error:  # a key that cannot be a file (UnsafeDownload), ...
             raise ClientError(f"ClientError: Data download failed for channel {name!r} "
                               f"from {uri}: {error}") from error
@@ -168,7 +169,7 @@ def download_checkpoints(store: Any, s3_uri: str, local_dir: Path) -> Snapshot:
     local_dir.mkdir(parents=True, exist_ok=True)
     bucket, prefix = checkpoint_prefix(s3_uri)
     if store.bucket_exists(bucket):
-        store.download_prefix(bucket, prefix, local_dir)
+        download_prefix(store, bucket, prefix, local_dir)
     return snapshot(local_dir)
 
 

@@ -17,7 +17,8 @@ from sagemaker_plans_local.domain.clock import VirtualClock
 from sagemaker_plans_local.domain.object_store import (
     MIN_PART_SIZE, BadDigest, BucketAlreadyOwnedByYou, BucketNotEmpty, EntityTooSmall, InvalidArgument,
     InvalidBucketName, InvalidPart, InvalidPartOrder, KeyTooLong, MalformedPartList, NoSuchBucket, NoSuchKey,
-    NoSuchUpload, ObjectStore, UnsafeDownload, decode_name, encode_key, parse_s3_uri, s3_uri)
+    NoSuchUpload, ObjectStore, decode_name, encode_key, parse_s3_uri, s3_uri)
+from sagemaker_plans_local.runtime.downloads import UnsafeDownload, download_prefix
 
 from . import START
 
@@ -306,11 +307,11 @@ def test_download_prefix_writes_keys_relative_to_the_prefix(store, tmp_path):
     for key in ["data/train/a.csv", "data/train/sub/b.csv", "data/train/", "data/other.csv"]:
         store.put_object("bucket", key, key.encode())
     dest = tmp_path / "channel"
-    assert store.download_prefix("bucket", "data/train/", dest) == 2
+    assert download_prefix(store, "bucket", "data/train/", dest) == 2
     assert (dest / "a.csv").read_bytes() == b"data/train/a.csv"
     assert (dest / "sub" / "b.csv").read_bytes() == b"data/train/sub/b.csv"
     single = tmp_path / "single"
-    assert store.download_prefix("bucket", "data/other.csv", single) == 1
+    assert download_prefix(store, "bucket", "data/other.csv", single) == 1
     assert (single / "other.csv").read_bytes() == b"data/other.csv"
 
 
@@ -320,7 +321,7 @@ def test_download_prefix_refuses_escaping_keys_and_writes_nothing(store, tmp_pat
     store.put_object("bucket", hostile, b"evil")
     dest = tmp_path / "dest"
     with pytest.raises(UnsafeDownload):
-        store.download_prefix("bucket", "p/", dest)
+        download_prefix(store, "bucket", "p/", dest)
     assert files_under(tmp_path / "dest") == []
     assert not (tmp_path / "outside").exists()
 
@@ -329,7 +330,7 @@ def test_download_prefix_refuses_a_file_that_is_also_a_directory(store, tmp_path
     store.put_object("bucket", "p/a", b"file")
     store.put_object("bucket", "p/a/b", b"nested")
     with pytest.raises(UnsafeDownload):
-        store.download_prefix("bucket", "p/", tmp_path / "dest")
+        download_prefix(store, "bucket", "p/", tmp_path / "dest")
 
 
 def test_s3_uris():
