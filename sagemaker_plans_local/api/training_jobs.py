@@ -33,7 +33,7 @@ def warm_pool_status(job: TrainingJob) -> dict | None:
     view = job.warm_pool
     if view is None:
         return None
-    return {"Status": view.status, "ResourceRetainedBillableTimeInSeconds": view.retained_seconds,
+    return {"Status": view.status.value, "ResourceRetainedBillableTimeInSeconds": view.retained_seconds,
             "ReusedByJob": view.reused_by}
 
 
@@ -48,8 +48,8 @@ def describe(job: TrainingJob) -> dict:
         TrainingJobName=job.name,
         TrainingJobArn=job.arn,
         ModelArtifacts={"S3ModelArtifacts": model_artifacts_uri(job)},
-        TrainingJobStatus=job.status,
-        SecondaryStatus=job.secondary_status,
+        TrainingJobStatus=job.status.value,
+        SecondaryStatus=job.secondary_status.value,
         FailureReason=job.failure_reason,
         WarmPoolStatus=warm_pool_status(job),
         CreationTime=job.created_at,
@@ -57,7 +57,7 @@ def describe(job: TrainingJob) -> dict:
         TrainingEndTime=job.training_end,
         LastModifiedTime=job.last_modified,
         SecondaryStatusTransitions=[
-            {"Status": t.status, "StartTime": t.start, "EndTime": t.end, "StatusMessage": t.message}
+            {"Status": t.status.value, "StartTime": t.start, "EndTime": t.end, "StatusMessage": t.message}
             for t in job.transitions
         ],
         TrainingTimeInSeconds=training_seconds,
@@ -73,8 +73,8 @@ def summary(job: TrainingJob) -> dict:
         "CreationTime": job.created_at,
         "TrainingEndTime": job.training_end,
         "LastModifiedTime": job.last_modified,
-        "TrainingJobStatus": job.status,
-        "SecondaryStatus": job.secondary_status,
+        "TrainingJobStatus": job.status.value,
+        "SecondaryStatus": job.secondary_status.value,
         "WarmPoolStatus": warm_pool_status(job),
         "TrainingPlanArn": job.resource_config.get("TrainingPlanArn"),
     }

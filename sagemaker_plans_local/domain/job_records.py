@@ -9,6 +9,7 @@ from pathlib import Path
 import attrs
 
 from .clock import Event
+from .statuses import JobStatus, SecondaryStatus, WarmPoolStatus
 from .training_plans import ReservedCapacity, TrainingPlan
 from .warm_pools import WarmPool, WarmPoolView
 
@@ -17,7 +18,7 @@ from .warm_pools import WarmPool, WarmPoolView
 class Transition:
     """One SecondaryStatusTransitions entry."""
 
-    status: str
+    status: SecondaryStatus
     start: datetime
     message: str
     end: datetime | None = None
@@ -33,8 +34,8 @@ class TrainingJob:
     created_at: datetime
     sequence: int
     last_modified: datetime
-    status: str = "InProgress"
-    secondary_status: str = "Starting"
+    status: JobStatus = JobStatus.IN_PROGRESS
+    secondary_status: SecondaryStatus = SecondaryStatus.STARTING
     transitions: list[Transition] = attrs.Factory(list)
     training_start: datetime | None = None
     training_end: datetime | None = None
@@ -48,7 +49,7 @@ class TrainingJob:
     warm_pool: WarmPoolView | None = None
     plan: TrainingPlan | None = None
     block: ReservedCapacity | None = None  # the plan's capacity block the job runs on
-    stop_reason: str = "Stopped"
+    stop_reason: SecondaryStatus = SecondaryStatus.STOPPED
     events: list[Event] = attrs.Factory(list)
 
     @property
@@ -80,7 +81,7 @@ class TrainingJob:
     def cache_dir(self) -> Path | None:
         """The persistent cache of the warm-pool chain this job runs on, if any."""
         pool = self.pool
-        return pool.cache_dir if pool is not None and pool.state != "Terminated" else None
+        return pool.cache_dir if pool is not None and pool.state != WarmPoolStatus.TERMINATED else None
 
     @property
     def training_seconds(self) -> int | None:
@@ -105,7 +106,7 @@ class TrainingJob:
             demand[self.resource_config["InstanceType"]] += self.resource_config["InstanceCount"]
         return demand
 
-    def enter(self, secondary: str, at: datetime, message: str) -> None:
+    def enter(self, secondary: SecondaryStatus, at: datetime, message: str) -> None:
         if self.transitions:
             self.transitions[-1].end = at
         self.transitions.append(Transition(secondary, at, message))

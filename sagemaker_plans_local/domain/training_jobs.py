@@ -20,17 +20,16 @@ from .job_rules import check_create_rules, check_keep_alive, limit_exceeded
 from .local_runs import LocalRuns
 from .plan_jobs import PlanQueue
 from .settings import Settings, quota_for
+from .statuses import FINISHED_JOB_STATUSES, JobStatus, SecondaryStatus, WarmPoolStatus
 from .timeline import (STOPPING_SECONDS, JobScript, Provisioning, TrainingPhases)
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 from .warm_pools import WarmPool, WarmPools, pool_key
 
-TERMINAL = frozenset({"Completed", "Failed", "Stopped"})
-RUNNING = frozenset({"InProgress", "Stopping"})
 #: Failures after which SageMaker keeps the warm pool (the cluster is healthy).
 POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
 STOP_MESSAGES = {
-    "Stopped": "Training job stopped",
-    "MaxRuntimeExceeded": "Training job stopped: the maximum allowed runtime was exceeded",
+    SecondaryStatus.STOPPED: "Training job stopped",
+    SecondaryStatus.MAX_RUNTIME_EXCEEDED: "Training job stopped: the maximum allowed runtime was exceeded",
 }
 #: The sorted indexes of the job table: creation order, name, status (re-sorted as it changes).
 JOB_INDEXES = {
@@ -104,13 +103,13 @@ class TrainingJobs:
                 job.block = plan.active_block()
             else:
                 self._usage.update(job.instance_demand())
-            job.enter("Starting", at, "Starting the training job")
+            job.enter(SecondaryStatus.STARTING, at, "Starting the training job")
             warm = Provisioning.warm(self._service_seconds(self._settings.warm_start_seconds))
             self._plan_provisioning(job, at, warm)
         elif plan is not None:
             self._queue.admit(job, at)
             if not job.transitions:
-                job.enter("Pending", at, WAITING_MESSAGE)
+                job.enter(SecondaryStatus.PENDING, at, WAITING_MESSAGE)
         else:
             self._usage.update(job.instance_demand())
             self._start_on_capacity(job, None, at)
@@ -118,16 +117,16 @@ class TrainingJobs:
 
     def stop(self, name: str) -> TrainingJob:
         job = self.get(name)
-        if job.status != "InProgress":
+        if job.status != JobStatus.IN_PROGRESS:
             raise InvalidRequest("The request was rejected because the training job is in "
                                  f"status {job.status}.")
-        self._begin_stopping(job, self._clock.now(), "Stopped")
+        self._begin_stopping(job, self._clock.now(), SecondaryStatus.STOPPED)
         return job
 
     def update_keep_alive(self, name: str, seconds: int) -> TrainingJob:
         job = self.get(name)
         check_keep_alive(seconds, self._settings)
-        if job.status not in TERMINAL:
+        if job.status not in FINISHED_JOB_STATUSES:
             raise InvalidRequest("You can update KeepAlivePeriodInSeconds only for a training "
                                  f"job that has finished; training job {name} is {job.status}.")
         self.pools.update_keep_alive(job, seconds, self._clock.now())
@@ -143,10 +142,10 @@ class TrainingJobs:
 
     def delete(self, name: str) -> None:
         job = self.get(name)
-        if job.status not in TERMINAL:
+        if job.status not in FINISHED_JOB_STATUSES:
             raise InUse(f"Training job {name} is in status {job.status}; only jobs in a "
                         "terminal state (Completed, Failed, Stopped) can be deleted.")
-        if job.warm_pool is not None and job.warm_pool.status == "Available":
+        if job.warm_pool is not None and job.warm_pool.status == WarmPoolStatus.AVAILABLE:
             raise InUse(f"Training job {name} retains an Available warm pool; end it with "
                         "UpdateTrainingJob (KeepAlivePeriodInSeconds=0) before deleting the job.")
         self._jobs.delete(name)
@@ -154,7 +153,7 @@ class TrainingJobs:
     def rescript(self, name: str) -> None:
         """Re-plan a running job after its script changed."""
         job = self._jobs.get(name)
-        if job is None or job.status != "InProgress" or job.segment_start is None:
+        if job is None or job.status != JobStatus.IN_PROGRESS or job.segment_start is None:
             return
         self._cancel_events(job)
         self._plan_training(job, job.segment_start)
@@ -185,7 +184,7 @@ class TrainingJobs:
     def _start_on_capacity(self, job: TrainingJob, block: ReservedCapacity | None, at: datetime) -> None:
         """Provision ``job`` cold (on its plan's ``block`` when it has one)."""
         job.block = block
-        job.enter("Starting", at, "Starting the training job")
+        job.enter(SecondaryStatus.STARTING, at, "Starting the training job")
         self._plan_provisioning(job, at, Provisioning.cold(self._service_seconds(self._settings.cold_start_seconds)))
 
     def _start_training(self, job: TrainingJob, at: datetime) -> None:
@@ -195,7 +194,7 @@ class TrainingJobs:
         job.segment_start = at
         if job.pool is None and job.keep_alive_seconds:
             self.pools.open(job)
-        job.enter("Downloading", at, "Downloading input data")
+        job.enter(SecondaryStatus.DOWNLOADING, at, "Downloading input data")
         if self.local_runs.runs(job):
             self._run_locally(job, at)
         else:
@@ -203,22 +202,24 @@ class TrainingJobs:
 
     def _run_locally(self, job: TrainingJob, at: datetime) -> None:
         """Run the job's entry point for real; its end comes from the process."""
-        job.enter("Training", at, "Training image download completed. Training in progress.")
+        job.enter(SecondaryStatus.TRAINING, at, "Training image download completed. Training in progress.")
         self.local_runs.start(job, at)
         max_runtime = job.max_runtime_seconds
         if max_runtime is not None:
             cutoff = at + timedelta(seconds=max(0.0, max_runtime - job.trained_seconds))
-            self._schedule(job, cutoff, lambda t: self._begin_stopping(job, t, "MaxRuntimeExceeded"))
+            self._schedule(job, cutoff,
+                           lambda t: self._begin_stopping(job, t, SecondaryStatus.MAX_RUNTIME_EXCEEDED))
 
     def _run_ended(self, job: TrainingJob, result: RunResult, at: datetime) -> None:
-        if job.status == "Stopping":
-            self._finish(job, at, "Stopped", job.stop_reason, STOP_MESSAGES[job.stop_reason])
-        elif job.status != "InProgress":
+        if job.status == JobStatus.STOPPING:
+            self._finish(job, at, JobStatus.STOPPED, job.stop_reason, STOP_MESSAGES[job.stop_reason])
+        elif job.status != JobStatus.IN_PROGRESS:
             return
         elif result.exit_code == 0:
             self._cancel_events(job)
-            job.enter("Uploading", at, "Uploading generated training model")
-            self._finish(job, at, "Completed", "Completed", "Training job completed")
+            job.enter(SecondaryStatus.UPLOADING, at, "Uploading generated training model")
+            self._finish(job, at, JobStatus.COMPLETED, SecondaryStatus.COMPLETED,
+                         "Training job completed")
         else:
             reason = result.failure_reason or f"exit code {result.exit_code}"
             if not reason.startswith("ClientError: "):
@@ -233,37 +234,38 @@ class TrainingJobs:
         remaining = max(0.0, runtime - job.trained_seconds)
         phases = TrainingPhases.for_runtime(remaining)
         now = self._clock.now()
-        if job.secondary_status == "Downloading":
+        if job.secondary_status == SecondaryStatus.DOWNLOADING:
             self._schedule(job, max(now, start + phases.training), lambda t: job.enter(
-                "Training", t, "Training image download completed. Training in progress."))
+                SecondaryStatus.TRAINING, t, "Training image download completed. Training in progress."))
         max_runtime = job.max_runtime_seconds
         if max_runtime is not None and runtime > max_runtime:
             cutoff = max(now, start + timedelta(seconds=max_runtime - job.trained_seconds))
             self._schedule(job, cutoff,
-                           lambda t: self._begin_stopping(job, t, "MaxRuntimeExceeded"))
+                           lambda t: self._begin_stopping(job, t, SecondaryStatus.MAX_RUNTIME_EXCEEDED))
             return
         end = max(now, start + phases.end)
         if script.fails:
             self._schedule(job, end, lambda t: self._finish(
-                job, t, "Failed", "Failed", "Training job failed", script.failure_message()))
+                job, t, JobStatus.FAILED, SecondaryStatus.FAILED, "Training job failed",
+                script.failure_message()))
             return
-        if job.secondary_status in ("Downloading", "Training"):
+        if job.secondary_status in (SecondaryStatus.DOWNLOADING, SecondaryStatus.TRAINING):
             self._schedule(job, max(now, start + phases.uploading), lambda t: job.enter(
-                "Uploading", t, "Uploading generated training model"))
+                SecondaryStatus.UPLOADING, t, "Uploading generated training model"))
         self._schedule(job, end, lambda t: self._finish(
-            job, t, "Completed", "Completed", "Training job completed"))
+            job, t, JobStatus.COMPLETED, SecondaryStatus.COMPLETED, "Training job completed"))
 
-    def _begin_stopping(self, job: TrainingJob, at: datetime, final: str) -> None:
+    def _begin_stopping(self, job: TrainingJob, at: datetime, final: SecondaryStatus) -> None:
         self._cancel_events(job)
-        job.status = "Stopping"
+        job.status = JobStatus.STOPPING
         self._jobs.reindex(job.name)
         job.stop_reason = final
-        job.enter("Stopping", at, "Stopping the training job")
+        job.enter(SecondaryStatus.STOPPING, at, "Stopping the training job")
         if self.local_runs.running(job) is not None:
             self.local_runs.stop(job)  # Stopped when the process has exited
             return
         self._schedule(job, at + timedelta(seconds=self._service_seconds(STOPPING_SECONDS)),
-                       lambda t: self._finish(job, t, "Stopped", final, STOP_MESSAGES[final]))
+                       lambda t: self._finish(job, t, JobStatus.STOPPED, final, STOP_MESSAGES[final]))
 
     def _interrupt(self, job: TrainingJob, at: datetime) -> None:
         """The plan's block took the instances back: wait, progress kept, for the next block."""
@@ -271,19 +273,19 @@ class TrainingJobs:
         self.local_runs.abandon(job)
         job.close_segment(at)
         job.block = None
-        job.enter("Pending", at, INTERRUPTED_MESSAGE)
+        job.enter(SecondaryStatus.PENDING, at, INTERRUPTED_MESSAGE)
 
     def _stop_pending(self, job: TrainingJob, at: datetime, message: str) -> None:
         """A job that waited on its plan past its MaxPendingTimeInSeconds: Stopped, never started."""
         self._cancel_events(job)
-        self._finish(job, at, "Stopped", "Stopped", message)
+        self._finish(job, at, JobStatus.STOPPED, SecondaryStatus.STOPPED, message)
 
     def _fail(self, job: TrainingJob, at: datetime, reason: str) -> None:
         self._cancel_events(job)
         self.local_runs.abandon(job)
-        self._finish(job, at, "Failed", "Failed", "Training job failed", reason)
+        self._finish(job, at, JobStatus.FAILED, SecondaryStatus.FAILED, "Training job failed", reason)
 
-    def _finish(self, job: TrainingJob, at: datetime, status: str, secondary: str,
+    def _finish(self, job: TrainingJob, at: datetime, status: JobStatus, secondary: SecondaryStatus,
                 message: str, failure_reason: str | None = None) -> None:
         job.events.clear()
         job.status = status
@@ -297,16 +299,16 @@ class TrainingJobs:
             job.training_end = at
         if job.plan is None:
             self._usage.subtract(job.instance_demand())
-        if status == "Completed":
+        if status == JobStatus.COMPLETED:
             keep = True
-        elif status == "Stopped":
+        elif status == JobStatus.STOPPED:
             keep = job.instances_started
         else:
             keep = failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)
         self.pools.release(job, at, keep and (job.plan is None or job.block is not None))
         if job.plan is not None:
             pool = job.pool
-            heir = pool_key(pool) if pool is not None and pool.state == "Available" else None
+            heir = pool_key(pool) if pool is not None and pool.state == WarmPoolStatus.AVAILABLE else None
             self._queue.leave(job, at, heir=heir)
         job.block = None
 

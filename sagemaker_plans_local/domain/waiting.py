@@ -17,7 +17,8 @@ from typing import Callable
 from .clock import VirtualClock
 from .job_records import TrainingJob
 from .settings import Settings
-from .training_jobs import TERMINAL, TrainingJobs
+from .statuses import FINISHED_JOB_STATUSES
+from .training_jobs import TrainingJobs
 
 #: Longest real sleep of one wall-clock step: another caller may schedule an earlier change.
 WALL_STEP_SECONDS = 0.25
@@ -43,7 +44,7 @@ class Waits:
         """Block until the job has ended, or nothing more can happen to it."""
         while True:
             job, moved = self.step_job(jobs, name, None, fast_forward)
-            if job.status in TERMINAL or not moved:
+            if job.status in FINISHED_JOB_STATUSES or not moved:
                 return job
 
     def step_job(self, jobs: TrainingJobs, name: str, max_wait: float | None,
@@ -53,7 +54,7 @@ class Waits:
         with self._lock:
             clock.catch_up()
             job = jobs.get(name)
-            if job.status in TERMINAL:
+            if job.status in FINISHED_JOB_STATUSES:
                 return job, False
             running = jobs.local_runs.running(job) is not None
             due = clock.next_due()

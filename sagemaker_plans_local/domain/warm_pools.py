@@ -18,6 +18,7 @@ import attrs
 from .clock import Event, VirtualClock
 from .errors import InvalidRequest
 from .settings import Settings, quota_for
+from .statuses import WarmPoolStatus
 from .timeline import seconds_between
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def match_key(spec: Mapping) -> Hashable:
 class WarmPoolView:
     """What DescribeTrainingJob shows as a job's WarmPoolStatus."""
 
-    status: str
+    status: WarmPoolStatus
     retained_seconds: int | None = None
     reused_by: str | None = None
 
@@ -75,7 +76,7 @@ class WarmPool:
     instance_count: int
     cache_dir: Path
     holder: "TrainingJob"
-    state: str = "InUse"  # InUse | Available | Terminated
+    state: WarmPoolStatus = WarmPoolStatus.IN_USE  # IN_USE | AVAILABLE | TERMINATED
     kept: bool = False  # counted against the warm-pool quota
     chain_started_at: datetime | None = None
     available_since: datetime | None = None
@@ -115,12 +116,12 @@ class WarmPools:
         assert previous.ended_at is not None  # an Available pool's holder has ended
         self._leave_available(pool)
         previous.warm_pool = WarmPoolView(
-            "Reused", seconds_between(previous.ended_at, at), reused_by=job.name)
+            WarmPoolStatus.REUSED, seconds_between(previous.ended_at, at), reused_by=job.name)
         previous.last_modified = at
         pool.holder = job
-        pool.state = "InUse"
+        pool.state = WarmPoolStatus.IN_USE
         job.pool = pool
-        job.warm_pool = WarmPoolView("InUse")
+        job.warm_pool = WarmPoolView(WarmPoolStatus.IN_USE)
 
     def open(self, job: "TrainingJob") -> WarmPool:
         """Start a chain for a cold job that asked for a warm pool; makes its cache."""
@@ -141,7 +142,7 @@ class WarmPools:
             if not keep_alive:
                 return
             if not keep:
-                job.warm_pool = WarmPoolView("Terminated", 0)
+                job.warm_pool = WarmPoolView(WarmPoolStatus.TERMINATED, 0)
                 return
             pool = self.open(job)
         if not keep or not keep_alive or not self._within_quota(pool):
@@ -156,17 +157,17 @@ class WarmPools:
         if expires_at <= at:
             self._terminate(pool, at)
             return
-        pool.state = "Available"
+        pool.state = WarmPoolStatus.AVAILABLE
         pool.available_since = at
         self._available.setdefault(pool.key, {})[pool.pool_id] = pool
         self._on_idle_change(pool.instance_type, pool.instance_count)
-        job.warm_pool = WarmPoolView("Available")
+        job.warm_pool = WarmPoolView(WarmPoolStatus.AVAILABLE)
         self._set_expiry(pool, expires_at)
 
     def update_keep_alive(self, job: "TrainingJob", seconds: int, at: datetime) -> None:
         """Change (or with 0 end) the keep-alive of ``job``'s Available pool."""
         pool = job.pool
-        if job.warm_pool is None or job.warm_pool.status != "Available" or pool is None:
+        if job.warm_pool is None or job.warm_pool.status != WarmPoolStatus.AVAILABLE or pool is None:
             current = job.warm_pool.status if job.warm_pool else "None"
             raise InvalidRequest(
                 "You can update KeepAlivePeriodInSeconds only for a training job that has "
@@ -205,7 +206,7 @@ class WarmPools:
         if pool.expiry is not None:
             pool.expiry.cancel()
             pool.expiry = None
-        if pool.state == "Available":
+        if pool.state == WarmPoolStatus.AVAILABLE:
             pools = self._available[pool.key]
             del pools[pool.pool_id]
             if not pools:
@@ -213,15 +214,15 @@ class WarmPools:
             self._on_idle_change(pool.instance_type, -pool.instance_count)
 
     def _terminate(self, pool: WarmPool, at: datetime) -> None:
-        if pool.state == "Terminated":
+        if pool.state == WarmPoolStatus.TERMINATED:
             return
         self._leave_available(pool)
-        pool.state = "Terminated"
+        pool.state = WarmPoolStatus.TERMINATED
         if pool.kept:
             self._kept_instances[pool.instance_type] -= pool.instance_count
         shutil.rmtree(pool.cache_dir, ignore_errors=True)
         holder = pool.holder
         if holder.ended_at is not None:
-            holder.warm_pool = WarmPoolView("Terminated", seconds_between(holder.ended_at, at))
+            holder.warm_pool = WarmPoolView(WarmPoolStatus.TERMINATED, seconds_between(holder.ended_at, at))
             holder.last_modified = max(holder.last_modified, at)
         self._on_terminated(pool, at)
