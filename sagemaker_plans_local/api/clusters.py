@@ -27,6 +27,7 @@ from ..domain.cluster_nodes import find_node
 from ..domain.cluster_nodes import Node
 from ..domain.cluster_records import Cluster, InstanceGroup
 from ..domain.emulation import Region
+from ..domain.statuses import ClusterStatus
 from .pagination import indexed_page, sorted_page, within
 from .service_model import service_model
 
@@ -68,7 +69,7 @@ def _group(group: InstanceGroup) -> dict:
         InstanceType=group.instance_type,
         CurrentCount=group.current_count,
         TargetCount=group.instance_count,
-        Status=group.status,
+        Status=group.status.value,
     )
     if "MinInstanceCount" in spec:
         details["MinCount"] = spec["MinInstanceCount"]
@@ -81,7 +82,7 @@ def _group(group: InstanceGroup) -> dict:
             "CurrentTaints": kubernetes.get("Taints"), "DesiredTaints": kubernetes.get("Taints")}
     if group.plan is not None:
         details["TrainingPlanArn"] = group.plan.arn
-        details["TrainingPlanStatus"] = group.plan.status
+        details["TrainingPlanStatus"] = group.plan.status.value
     return details
 
 
@@ -91,12 +92,13 @@ def describe(cluster: Cluster) -> dict:
                                 if name in cluster.settings}
     auto_scaling = cluster.settings.get("AutoScaling")
     if auto_scaling:
-        status = cluster.status if cluster.status in ("Creating", "Deleting") else "InService"
-        response["AutoScaling"] = {**auto_scaling, "Status": status}
+        busy = cluster.status in (ClusterStatus.CREATING, ClusterStatus.DELETING)
+        status = cluster.status if busy else ClusterStatus.IN_SERVICE
+        response["AutoScaling"] = {**auto_scaling, "Status": status.value}
     response.update(
         ClusterArn=cluster.arn,
         ClusterName=cluster.name,
-        ClusterStatus=cluster.status,
+        ClusterStatus=cluster.status.value,
         CreationTime=cluster.created_at,
         InstanceGroups=[_group(group) for group in cluster.groups.values()],
     )
@@ -108,7 +110,7 @@ def summary(cluster: Cluster) -> dict:
         "ClusterArn": cluster.arn,
         "ClusterName": cluster.name,
         "CreationTime": cluster.created_at,
-        "ClusterStatus": cluster.status,
+        "ClusterStatus": cluster.status.value,
         "TrainingPlanArns": cluster.training_plan_arns or None,
     }
 
@@ -119,7 +121,7 @@ def node_summary(node: Node) -> dict:
         "InstanceId": node.instance_id,
         "InstanceType": node.instance_type,
         "LaunchTime": node.launch_time,
-        "InstanceStatus": {"Status": node.status},
+        "InstanceStatus": {"Status": node.status.value},
         "PrivateDnsHostname": node.private_dns,
     }
 
@@ -138,7 +140,7 @@ def node_details(group: InstanceGroup, node: Node) -> dict:
         InstanceGroupName=node.group_name,
         InstanceId=node.instance_id,
         NodeLogicalId=node.logical_id,
-        InstanceStatus={"Status": node.status},
+        InstanceStatus={"Status": node.status.value},
         InstanceType=node.instance_type,
         LaunchTime=node.launch_time,
         PrivatePrimaryIp=node.private_ip,

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from ..domain.offerings import Capacity, ExtensionOffering, PlanOffering
 from ..domain.plan_records import Extension, ReservedCapacity, TrainingPlan, hours_and_minutes
+from ..domain.statuses import PlanStatus
 from ..domain.zones import zone_id
 from .service_model import service_model
 
@@ -86,7 +87,7 @@ def capacity_summary(rc: ReservedCapacity) -> dict:
         **_kind(rc.capacity),
         "InstanceType": rc.instance_type,
         "TotalInstanceCount": rc.count,
-        "Status": rc.status,
+        "Status": rc.status.value,
         "AvailabilityZone": rc.availability_zone,
         **zone_id_member(rc.availability_zone),
         "StartTime": rc.start,
@@ -99,7 +100,7 @@ def plan_summary(plan: TrainingPlan) -> dict:
     summary = {
         "TrainingPlanArn": plan.arn,
         "TrainingPlanName": plan.name,
-        "Status": plan.status,
+        "Status": plan.status.value,
         "StatusMessage": plan.status_message,
         **_duration(plan.duration),
         "StartTime": plan.start,
@@ -124,7 +125,7 @@ def plan_description(plan: TrainingPlan) -> dict:
 
 
 def capacity_description(plan: TrainingPlan, rc: ReservedCapacity) -> dict:
-    active = rc.status == "Active"
+    active = rc.status == PlanStatus.ACTIVE
     in_use = plan.in_use if active else 0
     response = capacity_summary(rc)
     for member in ("AvailabilityZoneId", "UltraServerType", "UltraServerCount"):
@@ -146,7 +147,7 @@ def ultra_servers(plan: TrainingPlan, rc: ReservedCapacity) -> list[dict]:
     ultra = rc.capacity.ultra_server
     if ultra is None:
         return []
-    active = rc.status == "Active"
+    active = rc.status == PlanStatus.ACTIVE
     spares = plan.spares_per_ultra_server
     usable = ultra.instances - spares
     left = plan.in_use if active else 0

@@ -24,6 +24,7 @@ from typing import Iterable
 import attrs
 
 from .errors import InvalidRequest, NotFound
+from .statuses import NodeStatus
 
 
 @attrs.define(eq=False)
@@ -37,7 +38,7 @@ class Node:
     sequence: int
     private_dns: str
     logical_id: str = ""
-    status: str = "Running"
+    status: NodeStatus = NodeStatus.RUNNING
 
     @property
     def private_ip(self) -> str:

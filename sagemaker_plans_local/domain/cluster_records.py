@@ -9,6 +9,7 @@ import attrs
 
 from .clock import Event
 from .cluster_nodes import Node
+from .statuses import ClusterStatus, InstanceGroupStatus
 from .training_plans import TrainingPlan
 
 
@@ -19,7 +20,7 @@ class InstanceGroup:
     name: str
     spec: dict
     plan: TrainingPlan | None
-    status: str = "Creating"
+    status: InstanceGroupStatus = InstanceGroupStatus.CREATING
     nodes: list[Node] = attrs.Factory(list)
 
     @property
@@ -49,7 +50,7 @@ class Cluster:
     sequence: int
     settings: dict
     groups: dict[str, InstanceGroup] = attrs.Factory(dict)
-    status: str = "Creating"
+    status: ClusterStatus = ClusterStatus.CREATING
     last_modified: datetime | None = None
     events: list[Event] = attrs.Factory(list)
 

@@ -102,15 +102,15 @@ from .clock import VirtualClock
 from .cluster_nodes import Node, new_node
 from .cluster_records import Cluster, InstanceGroup, consumer_key
 from .errors import Conflict, InUse, InvalidRequest, NotFound
+from .plan_records import PlanEvent
 from .settings import Settings
+from .statuses import USABLE_PLAN_STATUSES, ClusterStatus, InstanceGroupStatus
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 
 #: How long a deleted cluster stays ``Deleting`` before it is gone (chosen).
 DELETE_SECONDS = 60
 #: The sorted indexes of the cluster table (names are case-sensitive: the ARN holds an id, not the name).
 CLUSTER_INDEXES = {"created": lambda cluster: cluster.created_at.timestamp(), "name": lambda cluster: cluster.name}
-#: Plan statuses a new instance group may name.
-USABLE_PLAN_STATUSES = ("Scheduled", "Active")
 HYPERPOD_TARGET = "hyperpod-cluster"
 DEFAULT_NODE_RECOVERY = "Automatic"
 #: Request members that are not cluster settings (kept elsewhere or not reported).
@@ -182,7 +182,7 @@ class Clusters:
     def update(self, name_or_arn: str, spec: Mapping) -> Cluster:
         """Apply a validated UpdateCluster request."""
         cluster = self.get(name_or_arn)
-        if cluster.status != "InService":
+        if cluster.status != ClusterStatus.IN_SERVICE:
             raise Conflict(f"Cluster {cluster.name} is {cluster.status}; it can be updated only "
                            "when it is InService.")
         group_specs = spec.get("InstanceGroups") or []
@@ -220,14 +220,14 @@ class Clusters:
             changes.append((group_spec, existing, existing.plan))
         # Everything is valid: apply.
         now = self._clock.now()
-        cluster.status = "Updating"
+        cluster.status = ClusterStatus.UPDATING
         cluster.last_modified = now
         settings = {k: v for k, v in spec.items() if k not in _NOT_SETTINGS}
         cluster.settings.update(settings)
         released: set[str] = set()
         for name in to_delete:
             group = cluster.groups[name]
-            group.status = "Deleting"
+            group.status = InstanceGroupStatus.DELETING
             if self._drop_nodes(cluster, group) and group.plan is not None:
                 released.add(group.plan.arn)
         for group_spec, existing, plan in changes:
@@ -236,7 +236,7 @@ class Clusters:
                 cluster.groups[name] = InstanceGroup(name, group_spec, plan)
             else:
                 existing.spec = group_spec
-                existing.status = "Updating"
+                existing.status = InstanceGroupStatus.UPDATING
         self._schedule_ready(cluster, now)
         for arn in released:
             self._retry(self._plans.get(arn), now)
@@ -244,17 +244,17 @@ class Clusters:
 
     def delete(self, name_or_arn: str) -> Cluster:
         cluster = self.get(name_or_arn)
-        if cluster.status == "Deleting":
+        if cluster.status == ClusterStatus.DELETING:
             raise Conflict(f"Cluster {cluster.name} is already being deleted.")
         now = self._clock.now()
         for event in cluster.events:
             event.cancel()
         cluster.events.clear()
-        cluster.status = "Deleting"
+        cluster.status = ClusterStatus.DELETING
         cluster.last_modified = now
         released = []
         for group in cluster.groups.values():
-            group.status = "Deleting"
+            group.status = InstanceGroupStatus.DELETING
             if self._drop_nodes(cluster, group) and group.plan is not None:
                 released.append(group.plan)
         cluster.events.append(self._clock.schedule(
@@ -274,18 +274,18 @@ class Clusters:
     def _ready(self, cluster: Cluster, at: datetime) -> None:
         """A create or update completes: the cluster and its groups are InService."""
         cluster.events = [event for event in cluster.events if not event.cancelled and event.at > at]
-        cluster.status = "InService"
+        cluster.status = ClusterStatus.IN_SERVICE
         cluster.last_modified = at
-        for name in [n for n, g in cluster.groups.items() if g.status == "Deleting"]:
+        for name in [n for n, g in cluster.groups.items() if g.status == InstanceGroupStatus.DELETING]:
             del cluster.groups[name]
         for group in cluster.groups.values():
-            group.status = "InService"
+            group.status = InstanceGroupStatus.IN_SERVICE
         for group in list(cluster.groups.values()):
             self._provision(cluster, group, at)
 
     def _provision(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> None:
         """Bring the group's nodes to its InstanceCount, as far as its plan allows."""
-        if cluster.status == "Deleting" or group.status != "InService":
+        if cluster.status == ClusterStatus.DELETING or group.status != InstanceGroupStatus.IN_SERVICE:
             return
         held, target = group.current_count, group.instance_count
         plan = group.plan
@@ -324,12 +324,13 @@ class Clusters:
             if group.current_count < group.instance_count:
                 self._provision(cluster, group, at)
 
-    def _on_plan_event(self, plan: TrainingPlan, event: str, rc: ReservedCapacity, at: datetime) -> None:
+    def _on_plan_event(self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity,
+                       at: datetime) -> None:
         if plan.target != HYPERPOD_TARGET:
             return
-        if event == "active":
+        if event == PlanEvent.ACTIVE:
             self._retry(plan, at)
-        elif event in ("cutoff", "ended"):
+        elif event in (PlanEvent.CUTOFF, PlanEvent.ENDED):
             for cluster, group in self._groups_on(plan):
                 self._drop_nodes(cluster, group)
 

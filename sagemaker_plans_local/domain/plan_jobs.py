@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .clock import Event, VirtualClock
 from .errors import InvalidRequest
+from .plan_records import PlanEvent
+from .statuses import USABLE_PLAN_STATUSES, PlanStatus
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 
 if TYPE_CHECKING:
@@ -81,7 +83,7 @@ class PlanQueue:
         if resources["InstanceCount"] > plan.usable_count:
             raise InvalidRequest(f"The instance count {resources['InstanceCount']} exceeds the "
                                  f"{plan.usable_count} usable instances of training plan {plan.name}.")
-        if plan.status not in ("Scheduled", "Active"):
+        if plan.status not in USABLE_PLAN_STATUSES:
             raise InvalidRequest(f"Training plan {plan.name} is {plan.status}; only Scheduled or "
                                  "Active plans can run training jobs.")
         return plan
@@ -125,7 +127,7 @@ class PlanQueue:
 
     def _wait(self, job: "TrainingJob", at: datetime) -> None:
         self._waiting.setdefault(plan_of(job).arn, []).append(job)
-        if plan_of(job).status == "Active":
+        if plan_of(job).status == PlanStatus.ACTIVE:
             self._start_timer(job, at)
 
     def _admit_waiting(self, plan: TrainingPlan, at: datetime) -> None:
@@ -135,12 +137,13 @@ class PlanQueue:
                 self._waiting[plan.arn].remove(job)
                 self._run(job, rc, at)
 
-    def _on_plan_event(self, plan: TrainingPlan, event: str, rc: ReservedCapacity, at: datetime) -> None:
-        if event == "active":
+    def _on_plan_event(self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity,
+                       at: datetime) -> None:
+        if event == PlanEvent.ACTIVE:
             for job in self._waiting.get(plan.arn, []):
                 self._start_timer(job, at)
             self._admit_waiting(plan, at)
-        elif event == "cutoff":
+        elif event == PlanEvent.CUTOFF:
             self._end_pools(plan, at)
             for job in list(self._running.get(plan.arn, {}).values()):
                 self._running[plan.arn].pop(job.name, None)
@@ -152,7 +155,7 @@ class PlanQueue:
                     self._fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
             for job in self._waiting.get(plan.arn, []):
                 self._stop_timer(job, at)
-        elif event == "ended" and not plan.has_block_after(rc.end):
+        elif event == PlanEvent.ENDED and not plan.has_block_after(rc.end):
             for job in list(self._waiting.get(plan.arn, [])):
                 self._fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import math
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -12,6 +13,7 @@ import attrs
 from .clock import Event
 from .errors import InvalidRequest
 from .offerings import Capacity, ExtensionOffering, HeldCapacity, Interval, PlanOffering
+from .statuses import USABLE_PLAN_STATUSES, PlanStatus
 from .ultraservers import DEFAULT_SPARES
 
 #: When a block's running instances are taken back, before its end (chosen for other targets: 30 min).
@@ -22,16 +24,24 @@ PAYMENT_DEADLINE = timedelta(minutes=5)
 EXTENSION_WINDOW = (timedelta(hours=1), timedelta(days=56))
 
 MESSAGES = {
-    "Pending": "Payment in progress.",
-    "Scheduled": "Payment confirmed, training plan scheduled.",
-    "Active": "Training plan is active: reserved capacity is available.",
-    "Expired": "Training plan has expired: all reserved capacity has ended.",
-    "Failed": "Payment failed; the reserved capacity was released.",
+    PlanStatus.PENDING: "Payment in progress.",
+    PlanStatus.SCHEDULED: "Payment confirmed, training plan scheduled.",
+    PlanStatus.ACTIVE: "Training plan is active: reserved capacity is available.",
+    PlanStatus.EXPIRED: "Training plan has expired: all reserved capacity has ended.",
+    PlanStatus.FAILED: "Payment failed; the reserved capacity was released.",
 }
 LATE_PAYMENT = ("Payment could not be completed 5 minutes before the first reserved capacity "
                 "starts; the reserved capacity was released.")
 
-Listener = Callable[["TrainingPlan", str, "ReservedCapacity", datetime], None]
+class PlanEvent(str, enum.Enum):
+    """What subscribers of the plans hear about one of a plan's blocks."""
+
+    ACTIVE = "active"  # the block hands out instances (again)
+    CUTOFF = "cutoff"  # the block takes its running instances back, before its end
+    ENDED = "ended"  # the block has expired
+
+
+Listener = Callable[["TrainingPlan", PlanEvent, "ReservedCapacity", datetime], None]
 
 
 @attrs.frozen
@@ -51,7 +61,7 @@ class ReservedCapacity(HeldCapacity, Interval):
     availability_zone: str
     start: datetime
     end: datetime
-    status: str = "Pending"
+    status: PlanStatus = PlanStatus.PENDING
     events: list[Event] = attrs.Factory(list)
     ultra_servers: list[str] = attrs.Factory(list)
 
@@ -78,16 +88,16 @@ class TrainingPlan(HeldCapacity):
     currency: str
     capacities: list[ReservedCapacity]
     spares_per_ultra_server: int = 0
-    status: str = "Pending"
+    status: PlanStatus = PlanStatus.PENDING
     paid: bool = False
     failed: bool = False
-    failure_message: str = MESSAGES["Failed"]
+    failure_message: str = MESSAGES[PlanStatus.FAILED]
     extensions: list[Extension] = attrs.Factory(list)
     consumers: dict[str, int] = attrs.Factory(dict)
 
     @property
     def status_message(self) -> str:
-        return self.failure_message if self.status == "Failed" else MESSAGES[self.status]
+        return self.failure_message if self.status == PlanStatus.FAILED else MESSAGES[self.status]
 
     @property
     def spare_count(self) -> int:
@@ -133,7 +143,7 @@ class TrainingPlan(HeldCapacity):
         return not self.paid or any(not ext.paid for ext in self.extensions)
 
     def active_block(self) -> ReservedCapacity | None:
-        return next((rc for rc in self.capacities if rc.status == "Active"), None)
+        return next((rc for rc in self.capacities if rc.status == PlanStatus.ACTIVE), None)
 
     def has_block_after(self, at: datetime) -> bool:
         return any(rc.start >= at for rc in self.capacities)
@@ -146,8 +156,8 @@ def hours_and_minutes(duration: timedelta) -> tuple[int, int]:
 
 def check_extendable(plan: TrainingPlan, now: datetime) -> None:
     """InvalidRequest unless ``plan`` may be extended now (the guide's training-plan extension page)."""
-    if plan.status not in ("Scheduled", "Active") or plan.payment_pending:
-        state = "has a payment pending" if plan.status in ("Scheduled", "Active") else f"is {plan.status}"
+    if plan.status not in USABLE_PLAN_STATUSES or plan.payment_pending:
+        state = "has a payment pending" if plan.status in USABLE_PLAN_STATUSES else f"is {plan.status}"
         raise InvalidRequest(f"Training plan {plan.name} {state}; only Active or Scheduled training "
                              "plans without a pending payment can be extended.")
     low, high = EXTENSION_WINDOW

@@ -23,10 +23,12 @@ from .capacity import CapacityInventory
 from .clock import VirtualClock
 from .errors import InUse, NotFound
 from .offerings import Capacity, ExtensionOffering, PlanOffering, search_extensions, search_offerings
-from .plan_records import (LATE_PAYMENT, MESSAGES, PAYMENT_DEADLINE, Extension, Listener, PlanScript,
-                           ReservedCapacity, TrainingPlan, check_extendable, forget_expired, spares_for)
+from .plan_records import (LATE_PAYMENT, MESSAGES, PAYMENT_DEADLINE, Extension, Listener, PlanEvent,
+                           PlanScript, ReservedCapacity, TrainingPlan, check_extendable, forget_expired,
+                           spares_for)
 from .pricing import PriceList
 from .settings import Settings
+from .statuses import PlanStatus
 
 #: How long an offering id can be bought after the search that produced it (chosen).
 OFFERING_LIFETIME = timedelta(hours=24)
@@ -85,7 +87,7 @@ class TrainingPlans:
         raise NotFound(f"Reserved capacity {arn} does not exist.")
 
     def subscribe(self, listener: Listener) -> None:
-        """Hear ``(plan, "active" | "cutoff" | "ended", block, at)`` events."""
+        """Hear ``(plan, PlanEvent, block, at)`` events."""
         self._listeners.append(listener)
 
     # -- offerings -----------------------------------------------------------
@@ -171,9 +173,9 @@ class TrainingPlans:
         plan.extensions.append(extension)
         self._clock.schedule(now + self._payment_time(),
                              lambda at: setattr(extension, "paid", True))
-        if last.status == "Active" and now >= offering.start - plan.cutoff_offset:
+        if last.status == PlanStatus.ACTIVE and now >= offering.start - plan.cutoff_offset:
             # Its instances were already taken back: the extended block hands them out again.
-            self._notify(plan, "active", last, now)
+            self._notify(plan, PlanEvent.ACTIVE, last, now)
         return plan, extension
 
     # -- instances -------------------------------------------------------------
@@ -222,7 +224,7 @@ class TrainingPlans:
             plan.paid = True
             self._refresh(plan, at)
         else:
-            self._fail_payment(plan, at, MESSAGES["Failed"])
+            self._fail_payment(plan, at, MESSAGES[PlanStatus.FAILED])
 
     def _fail_payment(self, plan: TrainingPlan, at: datetime, message: str) -> None:
         plan.failed = True
@@ -235,42 +237,42 @@ class TrainingPlans:
         self._refresh(plan, at)
 
     def _cutoff(self, plan: TrainingPlan, rc: ReservedCapacity, at: datetime) -> None:
-        if rc.status == "Active":
-            self._notify(plan, "cutoff", rc, at)
+        if rc.status == PlanStatus.ACTIVE:
+            self._notify(plan, PlanEvent.CUTOFF, rc, at)
 
     def _refresh(self, plan: TrainingPlan, at: datetime) -> None:
         became_active = []
         for rc in plan.capacities:
             if plan.failed:
-                status = "Failed"
+                status = PlanStatus.FAILED
             elif not plan.paid:
-                status = "Pending"
+                status = PlanStatus.PENDING
             elif at < rc.start:
-                status = "Scheduled"
+                status = PlanStatus.SCHEDULED
             elif at < rc.end:
-                status = "Active"
+                status = PlanStatus.ACTIVE
             else:
-                status = "Expired"
-            if status == "Active" and rc.status != "Active":
+                status = PlanStatus.EXPIRED
+            if status == PlanStatus.ACTIVE and rc.status != PlanStatus.ACTIVE:
                 became_active.append(rc)
-            if status == "Expired" and rc.status == "Active":
+            if status == PlanStatus.EXPIRED and rc.status == PlanStatus.ACTIVE:
                 plan.consumers.clear()
-                self._notify(plan, "ended", rc, at)
+                self._notify(plan, PlanEvent.ENDED, rc, at)
             rc.status = status
         statuses = {rc.status for rc in plan.capacities}
         if plan.failed or not plan.paid:
-            plan.status = "Failed" if plan.failed else "Pending"
-        elif "Active" in statuses:
-            plan.status = "Active"
-        elif statuses == {"Expired"}:
-            plan.status = "Expired"
+            plan.status = PlanStatus.FAILED if plan.failed else PlanStatus.PENDING
+        elif PlanStatus.ACTIVE in statuses:
+            plan.status = PlanStatus.ACTIVE
+        elif statuses == {PlanStatus.EXPIRED}:
+            plan.status = PlanStatus.EXPIRED
         else:
-            plan.status = "Scheduled"
+            plan.status = PlanStatus.SCHEDULED
         self._plans.reindex(plan.name)
         for rc in became_active:
-            self._notify(plan, "active", rc, at)
+            self._notify(plan, PlanEvent.ACTIVE, rc, at)
 
-    def _notify(self, plan: TrainingPlan, event: str, rc: ReservedCapacity, at: datetime) -> None:
+    def _notify(self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity, at: datetime) -> None:
         for listener in list(self._listeners):
             listener(plan, event, rc, at)
 
