@@ -102,6 +102,7 @@ from .clock import VirtualClock
 from .cluster_nodes import Node, new_node
 from .cluster_records import Cluster, InstanceGroup, consumer_key
 from .errors import Conflict, InUse, InvalidRequest, NotFound
+from .offerings import PlanTarget
 from .plan_records import PlanEvent
 from .settings import Settings
 from .statuses import USABLE_PLAN_STATUSES, ClusterStatus, InstanceGroupStatus
@@ -111,7 +112,6 @@ from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
 DELETE_SECONDS = 60
 #: The sorted indexes of the cluster table (names are case-sensitive: the ARN holds an id, not the name).
 CLUSTER_INDEXES = {"created": lambda cluster: cluster.created_at.timestamp(), "name": lambda cluster: cluster.name}
-HYPERPOD_TARGET = "hyperpod-cluster"
 DEFAULT_NODE_RECOVERY = "Automatic"
 #: Request members that are not cluster settings (kept elsewhere or not reported).
 _NOT_SETTINGS = ("ClusterName", "InstanceGroups", "InstanceGroupsToDelete", "Tags",
@@ -326,7 +326,7 @@ class Clusters:
 
     def _on_plan_event(self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity,
                        at: datetime) -> None:
-        if plan.target != HYPERPOD_TARGET:
+        if plan.target != PlanTarget.HYPERPOD_CLUSTER:
             return
         if event == PlanEvent.ACTIVE:
             self._retry(plan, at)
@@ -347,7 +347,7 @@ class Clusters:
             return None
         plan = self._plans.get(arn)
         group = group_spec["InstanceGroupName"]
-        if plan.target != HYPERPOD_TARGET:
+        if plan.target != PlanTarget.HYPERPOD_CLUSTER:
             raise InvalidRequest(f"Training plan {plan.name} targets {plan.target}; it cannot be used "
                                  f"for HyperPod cluster instance group {group}.")
         if group_spec["InstanceType"] != plan.instance_type:

@@ -33,6 +33,7 @@ and the offering's instances are count x the UltraServer's instances.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import math
 from datetime import datetime, timedelta
@@ -55,8 +56,17 @@ LEAD_IN = timedelta(minutes=30)
 #: How far in the past StartTimeAfter may be and still mean "from now" (chosen).
 START_TOLERANCE = timedelta(minutes=1)
 MAX_EXTENSION_DAILY_DAYS = 14
+
+
+class PlanTarget(str, enum.Enum):
+    """The SageMakerResourceName targets the domain treats apart (a plan keeps the request's string)."""
+
+    TRAINING_JOB = "training-job"
+    HYPERPOD_CLUSTER = "hyperpod-cluster"
+
+
 #: Only ``training-job`` plans may change AZ between blocks (chosen for the targets AWS is silent on).
-MOVABLE_TARGETS = ("training-job",)
+MOVABLE_TARGETS = (PlanTarget.TRAINING_JOB,)
 
 
 @attrs.frozen

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Callable, Mapping
 
 from .clock import Event, VirtualClock
 from .errors import InvalidRequest
+from .offerings import PlanTarget
 from .plan_records import PlanEvent
 from .statuses import USABLE_PLAN_STATUSES, PlanStatus
 from .training_plans import ReservedCapacity, TrainingPlan, TrainingPlans
@@ -74,7 +75,7 @@ class PlanQueue:
         plan = self._plans.get(arn)
         if resources.get("InstanceGroups"):
             raise InvalidRequest("A training plan cannot be used with heterogeneous clusters (InstanceGroups).")
-        if plan.target != "training-job":
+        if plan.target != PlanTarget.TRAINING_JOB:
             raise InvalidRequest(f"Training plan {plan.name} targets {plan.target}; it cannot be used "
                                  "for training jobs.")
         if resources["InstanceType"] != plan.instance_type:

@@ -12,12 +12,13 @@ import attrs
 
 from .clock import Event
 from .errors import InvalidRequest
-from .offerings import Capacity, ExtensionOffering, HeldCapacity, Interval, PlanOffering
+from .offerings import Capacity, ExtensionOffering, HeldCapacity, Interval, PlanOffering, PlanTarget
 from .statuses import USABLE_PLAN_STATUSES, PlanStatus
 from .ultraservers import DEFAULT_SPARES
 
 #: When a block's running instances are taken back, before its end (chosen for other targets: 30 min).
-CUTOFF = {"training-job": timedelta(minutes=30), "hyperpod-cluster": timedelta(hours=1)}
+CUTOFF: dict[str, timedelta] = {PlanTarget.TRAINING_JOB: timedelta(minutes=30),
+                                 PlanTarget.HYPERPOD_CLUSTER: timedelta(hours=1)}
 #: Payment must be complete this long before the first block starts (the AWS guide).
 PAYMENT_DEADLINE = timedelta(minutes=5)
 #: A plan can be extended only while its end is this near (the guide's training-plan extension page).
@@ -136,7 +137,7 @@ class TrainingPlan(HeldCapacity):
 
     @property
     def cutoff_offset(self) -> timedelta:
-        return CUTOFF.get(self.target, CUTOFF["training-job"])
+        return CUTOFF.get(self.target, CUTOFF[PlanTarget.TRAINING_JOB])
 
     @property
     def payment_pending(self) -> bool:
