@@ -73,11 +73,13 @@ def extension(record: Extension, now: datetime) -> dict:
     """A TrainingPlanExtension: ``Pending`` until its payment completes, then by time (chosen)."""
     found = record.offering
     if not record.paid:
-        status = "Pending"
+        status = PlanStatus.PENDING
+    elif now < found.start:
+        status = PlanStatus.SCHEDULED
     else:
-        status = "Scheduled" if now < found.start else "Active" if now < found.end else "Expired"
+        status = PlanStatus.ACTIVE if now < found.end else PlanStatus.EXPIRED
     return {**extension_offering(found), **zone_id_member(found.availability_zone),
-            "ExtendedAt": record.extended_at, "Status": status,
+            "ExtendedAt": record.extended_at, "Status": status.value,
             "PaymentStatus": "Completed" if record.paid else "Pending"}
 
 
