@@ -1,6 +1,6 @@
 """The statuses the emulation reports, as ``str`` enums, and each status set defined once.
 
-Each enum's values are a subset of the SageMaker model's enum shape of the same name
+Each enum's values are a subset of the SageMaker model's enum shape its docstring names
 (``tests/test_enums.py`` checks it). A member equals, hashes, sorts and JSON-encodes as its
 value, and ``str``/``format`` give the value, so messages and wire output are unchanged.
 """
