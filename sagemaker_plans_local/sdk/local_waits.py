@@ -18,12 +18,13 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from ..domain.statuses import FINISHED_JOB_STATUSES as _ENDED
+
 if TYPE_CHECKING:
     from ..backend import LocalBackend
 
 #: Real seconds between log flushes while a job's process runs.
 LOG_FLUSH_SECONDS = 0.05
-_ENDED = ("Completed", "Failed", "Stopped")
 
 
 def wait_for_job(session, backend: "LocalBackend", job_name: str, helpers: ModuleType) -> dict:

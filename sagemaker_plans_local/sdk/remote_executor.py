@@ -16,9 +16,9 @@ from types import ModuleType
 
 from . import routing
 from .local_waits import LOG_FLUSH_SECONDS
+from ..domain.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 log = logging.getLogger(__name__)
-_ENDED = ("Completed", "Failed", "Stopped")
 
 
 def patch(client_module: ModuleType) -> None:

@@ -25,8 +25,8 @@ from sagemaker.core.utils.exceptions import FailedStatusError, TimeoutExceededEr
 from ...backend import LocalBackend
 from .. import routing
 from ..local_waits import LOG_FLUSH_SECONDS
+from ...domain.statuses import FINISHED_JOB_STATUSES as _ENDED
 
-_ENDED = ("Completed", "Failed", "Stopped")
 _lock = threading.Lock()
 _installed = False
 
