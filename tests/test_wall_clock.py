@@ -9,23 +9,7 @@ import pytest
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.domain.settings import Settings
 from sagemaker_plans_local.domain.timeline import STOPPING_SECONDS
-
-ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
-
-
-def job_request(name: str, keep_alive: int | None = None) -> dict:
-    resources = {"InstanceType": "ml.m5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 10}
-    if keep_alive is not None:
-        resources["KeepAlivePeriodInSeconds"] = keep_alive
-    return {
-        "TrainingJobName": name,
-        "AlgorithmSpecification": {"TrainingImage": "123.dkr.ecr.us-east-1.amazonaws.com/x:1",
-                                   "TrainingInputMode": "File"},
-        "RoleArn": ROLE,
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": resources,
-        "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
-    }
+from tests.conftest import create_request
 
 
 def utc_now() -> datetime:
@@ -40,7 +24,7 @@ def wall(tmp_path):
 
 def test_waiting_for_a_job_keeps_the_clock_at_real_time(wall):
     client = wall.client()
-    client.create_training_job(**job_request("truthful", keep_alive=1800))
+    client.create_training_job(**create_request("truthful", keep_alive=1800))
     job = wall.wait_for_training_job("truthful")
     assert job.status == "Completed"
     assert wall.clock.now() <= utc_now()
@@ -56,9 +40,9 @@ def test_waiting_for_a_job_keeps_the_clock_at_real_time(wall):
 
 def test_service_phases_are_compressed_on_a_wall_clock_and_cold_costs_more_than_warm(wall):
     client = wall.client()
-    client.create_training_job(**job_request("cold", keep_alive=600))
+    client.create_training_job(**create_request("cold", keep_alive=600))
     wall.wait_for_training_job("cold")
-    client.create_training_job(**job_request("warm"))
+    client.create_training_job(**create_request("warm", keep_alive=None))
     wall.wait_for_training_job("warm")
     cold = client.describe_training_job(TrainingJobName="cold")
     warm = client.describe_training_job(TrainingJobName="warm")
@@ -73,7 +57,7 @@ def test_service_phases_are_compressed_on_a_wall_clock_and_cold_costs_more_than_
 
 def test_durations_a_request_gives_are_not_compressed(wall):
     client = wall.client()
-    client.create_training_job(**job_request("kept", keep_alive=1800))
+    client.create_training_job(**create_request("kept", keep_alive=1800))
     wall.wait_for_training_job("kept")
     pool = client.describe_training_job(TrainingJobName="kept")["WarmPoolStatus"]
     assert pool["Status"] == "Available"
@@ -83,7 +67,7 @@ def test_durations_a_request_gives_are_not_compressed(wall):
 
 def test_fast_forward_is_explicit(wall):
     client = wall.client()
-    client.create_training_job(**job_request("forwarded", keep_alive=1800))
+    client.create_training_job(**create_request("forwarded", keep_alive=1800))
     wall.wait_for_training_job("forwarded", fast_forward=False)
     assert wall.clock.now() <= utc_now()
     wall.wait_for_next_change(fast_forward=True)  # the pool's 1800 s expiry, now
@@ -96,7 +80,7 @@ def test_the_fast_forward_setting_makes_waits_move_the_clock(wall):
     wall.settings.fast_forward_waits = True
     wall.settings.wall_clock_phase_scale = 1.0  # real-length phases, passed at once
     client = wall.client()
-    client.create_training_job(**job_request("quick"))
+    client.create_training_job(**create_request("quick", keep_alive=None))
     before = utc_now()
     wall.wait_for_training_job("quick")
     assert utc_now() - before < timedelta(seconds=60)
