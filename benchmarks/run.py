@@ -283,6 +283,19 @@ def run_pool_latency(config: Config) -> None:
             backend.close()
 
 
+#: Each section's ``--skip-<name>`` flag and what it skips.
+SECTIONS = (
+    ("throughput", "section 1 (throughput against moto and Stubber)"),
+    ("pools", "section 2 (CreateTrainingJob latency with many warm pools)"),
+    ("search", "section 3 (SearchTrainingPlanOfferings vs describe_training_job)"),
+    ("fit", "section 4 (SDK fit() vs the script by hand and moto; cold vs warm start)"),
+    ("lists", "section 5 (ListTrainingJobs page and walk cost as jobs pile up)"),
+    ("train", "section 6 (SDK v3 ModelTrainer.train() vs the script by hand)"),
+    ("capacity", "section 7 (capacity inventory add and sell cost as blocks pile up)"),
+    ("startup", "section 8 (first client in a fresh process; the README's Estimator().fit())"),
+)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -294,22 +307,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", nargs="?", const="describe_training_job", choices=OPERATIONS,
                         metavar="OPERATION",
                         help="also cProfile our client on OPERATION (default describe_training_job)")
-    parser.add_argument("--skip-throughput", action="store_true",
-                        help="skip section 1 (throughput against moto and Stubber)")
-    parser.add_argument("--skip-pools", action="store_true",
-                        help="skip section 2 (CreateTrainingJob latency with many warm pools)")
-    parser.add_argument("--skip-search", action="store_true",
-                        help="skip section 3 (SearchTrainingPlanOfferings vs describe_training_job)")
-    parser.add_argument("--skip-fit", action="store_true",
-                        help="skip section 4 (SDK fit() vs the script by hand and moto; cold vs warm start)")
-    parser.add_argument("--skip-lists", action="store_true",
-                        help="skip section 5 (ListTrainingJobs page and walk cost as jobs pile up)")
-    parser.add_argument("--skip-train", action="store_true",
-                        help="skip section 6 (SDK v3 ModelTrainer.train() vs the script by hand)")
-    parser.add_argument("--skip-capacity", action="store_true",
-                        help="skip section 7 (capacity inventory add and sell cost as blocks pile up)")
-    parser.add_argument("--skip-startup", action="store_true",
-                        help="skip section 8 (first client in a fresh process; the README's Estimator().fit())")
+    for name, what in SECTIONS:
+        parser.add_argument(f"--skip-{name}", action="store_true", help=f"skip {what}")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else FULL
     if args.pools is not None:
