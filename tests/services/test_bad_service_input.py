@@ -59,6 +59,21 @@ QUERY_TEXT = st.one_of(st.binary(max_size=40), st.text(max_size=40).map(lambda t
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(body=QUERY_TEXT)
 def test_query_services_answer_any_body(services, body):
-    for service, operation in (("sts", "GetCallerIdentity"), ("iam", "GetRole")):
+    for service, operation in (("sts", "GetCallerIdentity"), ("iam", "GetRole"),
+                               ("iam", "SimulatePrincipalPolicy")):
         status, _, answer = services.apis[service].handle("us-east-1", operation, {"body": body})
         assert status in (200, 400), answer
+
+
+ROLE_ARN = b"PolicySourceArn=arn%3Aaws%3Aiam%3A%3A123456789012%3Arole%2FR"
+
+
+@pytest.mark.parametrize("body,code", [
+    (b"ActionNames.member.1=s3%3AGetObject", "ValidationError"),  # no PolicySourceArn
+    (ROLE_ARN, "ValidationError"),  # no ActionNames
+    (ROLE_ARN + b"&ActionNames.member.1=s3%3AGetObject&MaxItems=0", "ValidationError"),
+    (ROLE_ARN + b"&ActionNames.member.1=s3%3AGetObject&MaxItems=x", "MalformedQueryString"),
+])
+def test_simulate_principal_policy_bad_bodies(services, body, code):
+    status, _, answer = services.apis["iam"].handle("us-east-1", "SimulatePrincipalPolicy", {"body": body})
+    assert status == 400 and f"<Code>{code}</Code>".encode() in answer, answer
