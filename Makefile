@@ -35,6 +35,7 @@ $(LINT_STAMP): $(STAMP3) pyproject.toml
 
 lint: $(LINT_STAMP)
 	$(PY3) -m ruff check .
+	$(PY3) -m ruff format --check .
 	$(PY3) -m mypy
 
 demo: demo-v3 demo-v2

@@ -30,7 +30,7 @@ def blocks(count: int) -> list[Block]:
 
 def _build_and_sell(pieces: list[Block]) -> tuple[float, float]:
     """CPU seconds to add every block to an empty inventory, then to sell each block in full."""
-    from sagemaker_plans_local.domain.regional_capacity import RegionalCapacity
+    from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
 
     capacity = RegionalCapacity()
     inventory = capacity.for_region("us-east-1")
@@ -61,17 +61,27 @@ def _best_per_block(size: int, repeats: int) -> tuple[float, float]:
 
 def run_capacity(sizes: tuple[int, ...], repeats: int) -> None:
     """Per-block cost of building and selling inventories of each size, against the smallest."""
-    print("\n7. Capacity inventory: add every block, then sell each one, in one (type, AZ) "
-          f"(CPU time per block, best of {repeats})")
+    print(
+        "\n7. Capacity inventory: add every block, then sell each one, in one (type, AZ) "
+        f"(CPU time per block, best of {repeats})"
+    )
     measured = {size: _best_per_block(size, repeats) for size in sizes}
     base_build, base_sell = measured[sizes[0]]
     rows, worst = [], 0.0
     for size, (build, sell) in measured.items():
-        rows.append([f"{size:,} blocks", micros(build), ratio(build / base_build),
-                     micros(sell), ratio(sell / base_sell)])
+        rows.append(
+            [
+                f"{size:,} blocks",
+                micros(build),
+                ratio(build / base_build),
+                micros(sell),
+                ratio(sell / base_sell),
+            ]
+        )
         if size <= 10 * sizes[0]:
             worst = max(worst, build / base_build, sell / base_sell)
-    print(table(["inventory", "add us/block", f"x {sizes[0]:,}", "sell us/block", f"x {sizes[0]:,}"],
-                rows))
-    print(f"   worst per-block cost up to {10 * sizes[0]:,} blocks: {ratio(worst)} that of "
-          f"{sizes[0]:,}  {verdict(worst <= BUILD_RATIO)} (target <= {BUILD_RATIO:g}x)")
+    print(table(["inventory", "add us/block", f"x {sizes[0]:,}", "sell us/block", f"x {sizes[0]:,}"], rows))
+    print(
+        f"   worst per-block cost up to {10 * sizes[0]:,} blocks: {ratio(worst)} that of "
+        f"{sizes[0]:,}  {verdict(worst <= BUILD_RATIO)} (target <= {BUILD_RATIO:g}x)"
+    )

@@ -61,10 +61,8 @@ def build_wheel(directory: Path) -> Path:
     dist_info = f"{WHEEL_NAME}-{WHEEL_VERSION}.dist-info"
     files = {
         f"{WHEEL_NAME}/__init__.py": b"VALUE = 42\n",
-        f"{dist_info}/METADATA":
-            f"Metadata-Version: 2.1\nName: {WHEEL_NAME}\nVersion: {WHEEL_VERSION}\n".encode(),
-        f"{dist_info}/WHEEL":
-            b"Wheel-Version: 1.0\nGenerator: bench_fit\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist_info}/METADATA": f"Metadata-Version: 2.1\nName: {WHEEL_NAME}\nVersion: {WHEEL_VERSION}\n".encode(),
+        f"{dist_info}/WHEEL": b"Wheel-Version: 1.0\nGenerator: bench_fit\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
 
     def digest(data: bytes) -> str:
@@ -97,6 +95,7 @@ class Stopwatch:
             finally:
                 self.seconds += time.perf_counter() - started
                 self.calls += 1
+
         return timed_call
 
 
@@ -112,9 +111,17 @@ class Fits:
     def estimator(self, role: str = ROLE):
         from sagemaker.estimator import Estimator
 
-        return Estimator(image_uri=IMAGE, role=role, instance_count=1, instance_type="ml.m5.large",
-                         entry_point="train.py", source_dir=str(self.source_dir),
-                         output_path=f"s3://{BUCKET}/out", sagemaker_session=self.session, **self.kwargs)
+        return Estimator(
+            image_uri=IMAGE,
+            role=role,
+            instance_count=1,
+            instance_type="ml.m5.large",
+            entry_point="train.py",
+            source_dir=str(self.source_dir),
+            output_path=f"s3://{BUCKET}/out",
+            sagemaker_session=self.session,
+            **self.kwargs,
+        )
 
     def next_name(self, prefix: str) -> str:
         self.count += 1
@@ -156,14 +163,25 @@ def floor_run(source_dir: Path, model_dir: Path) -> float:
     env = dict(os.environ, SM_MODEL_DIR=str(model_dir))
     gc.collect()
     started = time.perf_counter()
-    subprocess.run([sys.executable, "train.py"], cwd=source_dir, env=env, check=True,
-                   stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "train.py"],
+        cwd=source_dir,
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+    )
     return time.perf_counter() - started
 
 
 def stats_row(label: str, values: list[float]) -> list[str]:
-    return [label, str(len(values)), seconds(min(values)), seconds(statistics.median(values)),
-            seconds(max(values))]
+    return [
+        label,
+        str(len(values)),
+        seconds(min(values)),
+        seconds(statistics.median(values)),
+        seconds(max(values)),
+    ]
 
 
 def log_lines(session, job_name: str) -> list[str]:
@@ -172,13 +190,15 @@ def log_lines(session, job_name: str) -> list[str]:
     lines = []
     streams = logs.describe_log_streams(logGroupName=group, logStreamNamePrefix=f"{job_name}/")["logStreams"]
     for stream in streams:
-        events = logs.get_log_events(logGroupName=group, logStreamName=stream["logStreamName"],
-                                     startFromHead=True)["events"]
+        events = logs.get_log_events(
+            logGroupName=group, logStreamName=stream["logStreamName"], startFromHead=True
+        )["events"]
         lines += [event["message"] for event in events]
     return lines
 
 
 # -- (a) trivial fit(): ours, the floor, moto ---------------------------------------
+
 
 def run_trivial(session, backend, work: Path, fits: int, splits: int, what_ifs: int) -> dict:
     import sagemaker.utils
@@ -196,8 +216,10 @@ def run_trivial(session, backend, work: Path, fits: int, splits: int, what_ifs: 
     # opts telemetry out) and our backend's wait for the job's end (the script run).
     validation, waiting = Stopwatch(), Stopwatch()
     validate = sagemaker.utils.validate_sagemaker_config
-    with patch.object(sagemaker.utils, "validate_sagemaker_config", validation.wrap(validate)), \
-            patch.object(backend, "wait_for_training_job", waiting.wrap(backend.wait_for_training_job)):
+    with (
+        patch.object(sagemaker.utils, "validate_sagemaker_config", validation.wrap(validate)),
+        patch.object(backend, "wait_for_training_job", waiting.wrap(backend.wait_for_training_job)),
+    ):
         for _ in range(fits):  # floor and ours take turns, so drift in load hits both
             results["floor"].append(floor_run(source, work / "floor-model"))
             results["later"].append(ours.fit("bench-fit", meters=(validation, waiting))[0])
@@ -233,10 +255,14 @@ def run_moto(work: Path, waits: int, submits: int) -> dict | None:
     # A plain Session has telemetry on: its request (HTTP, outside boto3) is made a
     # no-op so nothing leaves the machine.  Its config stays empty, as for a user
     # without SDK defaults files, so the SDK skips config validation.
-    with mock_aws(), patch.object(telemetry, "_send_telemetry_request", lambda *args, **kwargs: None), \
-            contextlib.redirect_stdout(io.StringIO()):  # the SDK's status line and dots while polling
-        boto_session = boto3.Session(aws_access_key_id="testing", aws_secret_access_key="testing",
-                                     region_name="us-east-1")
+    with (
+        mock_aws(),
+        patch.object(telemetry, "_send_telemetry_request", lambda *args, **kwargs: None),
+        contextlib.redirect_stdout(io.StringIO()),
+    ):  # the SDK's status line and dots while polling
+        boto_session = boto3.Session(
+            aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
+        )
         session = sagemaker.session.Session(boto_session=boto_session)
         boto_session.client("s3").create_bucket(Bucket=BUCKET)
         fits = Fits(session, source)
@@ -254,11 +280,13 @@ def run_moto(work: Path, waits: int, submits: int) -> dict | None:
 def report_trivial(ours: dict, moto: dict | None) -> None:
     floor = statistics.median(ours["floor"])
     later = statistics.median(ours["later"])
-    rows = [stats_row("floor: <python> train.py in a subprocess", ours["floor"]),
-            stats_row("ours: first fit() in the process", ours["first"]),
-            stats_row("ours: later fit()s", ours["later"]),
-            stats_row("  ours: fit(wait=False) (submission)", ours["submit"]),
-            stats_row("  ours: then wait() (the job's run)", ours["wait"])]
+    rows = [
+        stats_row("floor: <python> train.py in a subprocess", ours["floor"]),
+        stats_row("ours: first fit() in the process", ours["first"]),
+        stats_row("ours: later fit()s", ours["later"]),
+        stats_row("  ours: fit(wait=False) (submission)", ours["submit"]),
+        stats_row("  ours: then wait() (the job's run)", ours["wait"]),
+    ]
     if ours["what-if"]:
         rows.append(stats_row("  what-if: ours, SDK config validation skipped", ours["what-if"]))
     if moto is not None:
@@ -269,36 +297,47 @@ def report_trivial(ours: dict, moto: dict | None) -> None:
     print(table(["configuration (seconds of the call)", "runs", "best", "median", "max"], rows))
 
     limit = FIT_VS_FLOOR * floor + FIT_OVERHEAD
-    print(f"   target: ours <= {FIT_VS_FLOOR:g} x floor + {FIT_OVERHEAD:g} s = {seconds(limit)} s; "
-          f"later fit()s median {seconds(later)} s ({ratio(later / floor)} floor, "
-          f"{later - floor:+.3f} s)  {verdict(later <= limit)}; first fit() {seconds(ours['first'][0])} s "
-          f"{verdict(ours['first'][0] <= limit)}")
+    print(
+        f"   target: ours <= {FIT_VS_FLOOR:g} x floor + {FIT_OVERHEAD:g} s = {seconds(limit)} s; "
+        f"later fit()s median {seconds(later)} s ({ratio(later / floor)} floor, "
+        f"{later - floor:+.3f} s)  {verdict(later <= limit)}; first fit() {seconds(ours['first'][0])} s "
+        f"{verdict(ours['first'][0] <= limit)}"
+    )
     validation, calls = ours["validation"]
     waiting = ours["waiting"][0]
-    print(f"   where a later fit() goes (mean, unprofiled timers): SDK config schema validation "
-          f"{seconds(validation)} s ({calls:.0f} calls, {100 * validation / later:.0f}%), backend wait for "
-          f"the job (code in place, script run, model.tar.gz) {seconds(waiting)} s "
-          f"({100 * waiting / later:.0f}%), the rest of the SDK and our API calls "
-          f"{seconds(max(0.0, later - validation - waiting))} s")
+    print(
+        f"   where a later fit() goes (mean, unprofiled timers): SDK config schema validation "
+        f"{seconds(validation)} s ({calls:.0f} calls, {100 * validation / later:.0f}%), backend wait for "
+        f"the job (code in place, script run, model.tar.gz) {seconds(waiting)} s "
+        f"({100 * waiting / later:.0f}%), the rest of the SDK and our API calls "
+        f"{seconds(max(0.0, later - validation - waiting))} s"
+    )
     if ours["what-if"]:
         what_if = statistics.median(ours["what-if"])
-        print(f"   what-if without the SDK's config validation: median {seconds(what_if)} s "
-              f"{verdict(what_if <= limit)} (diagnostic only: the SDK validates its config schema on "
-              "every call when a session's SDK config is not empty; a local Session keeps it empty)")
+        print(
+            f"   what-if without the SDK's config validation: median {seconds(what_if)} s "
+            f"{verdict(what_if <= limit)} (diagnostic only: the SDK validates its config schema on "
+            "every call when a session's SDK config is not empty; a local Session keeps it empty)"
+        )
     if moto is None:
         print("   (moto is not installed: the moto rows are skipped; pip install 'moto[sagemaker]')")
     elif moto["wait"]:
         moto_wait = statistics.median(moto["wait"])
-        print(f"   moto: fit(wait=True) median {seconds(moto_wait)} s: the SDK sleeps 5 s before its first "
-              f"DescribeTrainingJob, which finds moto's job {moto['status']} at once "
-              f"(the submission alone: median {seconds(statistics.median(moto['submit']))} s); "
-              f"ours is {ratio(moto_wait / later)} faster")
+        print(
+            f"   moto: fit(wait=True) median {seconds(moto_wait)} s: the SDK sleeps 5 s before its first "
+            f"DescribeTrainingJob, which finds moto's job {moto['status']} at once "
+            f"(the submission alone: median {seconds(statistics.median(moto['submit']))} s); "
+            f"ours is {ratio(moto_wait / later)} faster"
+        )
     else:
-        print("   moto: fit(wait=True) not measured in --quick (the SDK sleeps 5 s before its first "
-              "DescribeTrainingJob); submission only")
+        print(
+            "   moto: fit(wait=True) not measured in --quick (the SDK sleeps 5 s before its first "
+            "DescribeTrainingJob); submission only"
+        )
 
 
 # -- (b) cold vs warm start with requirements.txt ---------------------------------------
+
 
 def run_warm(session, work: Path, pairs: int, what_ifs: int) -> dict:
     import sagemaker.utils
@@ -339,8 +378,10 @@ def run_warm(session, work: Path, pairs: int, what_ifs: int) -> dict:
 
 def report_warm(results: dict) -> None:
     cold, warm = statistics.median(results["cold"]), statistics.median(results["warm"])
-    rows = [stats_row("cold: new pool, venv + pip install of the wheel", results["cold"]),
-            stats_row("warm: pool reused, venv kept, pip skipped", results["warm"])]
+    rows = [
+        stats_row("cold: new pool, venv + pip install of the wheel", results["cold"]),
+        stats_row("warm: pool reused, venv kept, pip skipped", results["warm"]),
+    ]
     what_if_cold = [cold for cold, _ in results["what-if"]]
     what_if_warm = [warm for _, warm in results["what-if"]]
     if results["what-if"]:
@@ -348,31 +389,41 @@ def report_warm(results: dict) -> None:
         rows.append(stats_row("  what-if, SDK config validation skipped: warm", what_if_warm))
     print(table(["fit(wait=True, logs=False) (seconds)", "runs", "best", "median", "max"], rows))
     cold_name, first, warm_name, second = results["checks"][-1]
-    print(f"   warm pool reused, every pair: {cold_name} WarmPoolStatus {first['Status']} "
-          f"(ReusedByJob {first['ReusedByJob']}); {warm_name} WarmPoolStatus {second.get('Status')} once "
-          "Completed; logs: pip installed the wheel on the cold start only, the script imported it "
-          "both times")
-    print(f"   warm/cold (medians): {ratio(warm / cold)}  {verdict(warm <= WARM_VS_COLD * cold)} "
-          f"(target <= {WARM_VS_COLD:g}x); cold - warm = {seconds(cold - warm)} s (virtualenv + pip)")
+    print(
+        f"   warm pool reused, every pair: {cold_name} WarmPoolStatus {first['Status']} "
+        f"(ReusedByJob {first['ReusedByJob']}); {warm_name} WarmPoolStatus {second.get('Status')} once "
+        "Completed; logs: pip installed the wheel on the cold start only, the script imported it "
+        "both times"
+    )
+    print(
+        f"   warm/cold (medians): {ratio(warm / cold)}  {verdict(warm <= WARM_VS_COLD * cold)} "
+        f"(target <= {WARM_VS_COLD:g}x); cold - warm = {seconds(cold - warm)} s (virtualenv + pip)"
+    )
     if results["what-if"]:
         cold_w, warm_w = statistics.median(what_if_cold), statistics.median(what_if_warm)
-        print(f"   what-if without the SDK's config validation: warm/cold {ratio(warm_w / cold_w)} "
-              f"{verdict(warm_w <= WARM_VS_COLD * cold_w)} (diagnostic only)")
+        print(
+            f"   what-if without the SDK's config validation: warm/cold {ratio(warm_w / cold_w)} "
+            f"{verdict(warm_w <= WARM_VS_COLD * cold_w)} (diagnostic only)"
+        )
 
 
 # -- the section ---------------------------------------------------------------
 
+
 def run_fit(fits: int, splits: int, moto_waits: int, moto_submits: int, pairs: int, what_ifs: int) -> None:
-    print("\n4. SDK fit() through sagemaker_plans_local (sagemaker.estimator.Estimator, script mode, "
-          "instance_count=1; wall time of the fit() call only, estimator and session built before the timer)")
+    print(
+        "\n4. SDK fit() through sagemaker_plans_local (sagemaker.estimator.Estimator, script mode, "
+        "instance_count=1; wall time of the fit() call only, estimator and session built before the timer)"
+    )
     from bench_train import sdk_major
 
     if sdk_major() != 2:
         print("   (needs the SageMaker Python SDK v2: run it with .venv/bin/python; `make bench` does)")
         return
     os.environ.setdefault("SAGEMAKER_SUPPRESS_V2_WARNING", "1")
-    quiet = {name: logging.getLogger(name)
-             for name in ("sagemaker", "sagemaker.config", "botocore.credentials")}
+    quiet = {
+        name: logging.getLogger(name) for name in ("sagemaker", "sagemaker.config", "botocore.credentials")
+    }
     levels = {name: logger.level for name, logger in quiet.items()}
     for logger in quiet.values():
         logger.setLevel(logging.WARNING)  # "Creating training-job ...", "Not applying SDK defaults ...", ...
@@ -385,12 +436,16 @@ def run_fit(fits: int, splits: int, moto_waits: int, moto_submits: int, pairs: i
             session.boto_session.client("s3").create_bucket(Bucket=BUCKET)
             trivial = run_trivial(session, backend, work, fits, splits, what_ifs)
             moto = run_moto(work, moto_waits, moto_submits)
-            print("\n4a. A trivial script (writes SM_MODEL_DIR/model.txt, prints a line): "
-                  "ours vs running it by hand vs moto")
+            print(
+                "\n4a. A trivial script (writes SM_MODEL_DIR/model.txt, prints a line): "
+                "ours vs running it by hand vs moto"
+            )
             report_trivial(trivial, moto)
             warm = run_warm(session, work, pairs, what_ifs)
-            print("\n4b. Cold vs warm start, requirements.txt installing a local wheel, "
-                  "keep_alive_period_in_seconds=1800 (the second fit() of a pair has the same configuration)")
+            print(
+                "\n4b. Cold vs warm start, requirements.txt installing a local wheel, "
+                "keep_alive_period_in_seconds=1800 (the second fit() of a pair has the same configuration)"
+            )
             report_warm(warm)
     finally:
         for name, logger in quiet.items():

@@ -56,8 +56,9 @@ def _middle_token(client, sort: str, jobs: int) -> str:
     """The NextToken of the page that ends halfway through the list."""
     token = None
     for _ in range(max(1, jobs // (2 * PAGE))):
-        token = client.list_training_jobs(SortBy=sort, MaxResults=PAGE,
-                                          **({"NextToken": token} if token else {}))["NextToken"]
+        token = client.list_training_jobs(
+            SortBy=sort, MaxResults=PAGE, **({"NextToken": token} if token else {})
+        )["NextToken"]
     return token
 
 
@@ -83,7 +84,9 @@ def _page_rows(clients: dict, small: int, large: int, calls: int, repeats: int) 
                 # The lambda runs within this iteration: the loop variables are current.
                 costs[size] = _cpu_per_call(
                     lambda: client.list_training_jobs(SortBy=sort, MaxResults=PAGE, **extra),  # noqa: B023
-                    calls, repeats)
+                    calls,
+                    repeats,
+                )
             value = costs[large] / costs[small]
             worst = max(worst, value)
             rows.append([f"SortBy={sort}, {where}", micros(costs[small]), micros(costs[large]), ratio(value)])
@@ -92,8 +95,10 @@ def _page_rows(clients: dict, small: int, large: int, calls: int, repeats: int) 
 
 def run_lists(small: int, large: int, calls: int, repeats: int) -> None:
     mid = max(small, large // 10)
-    print(f"\n5. ListTrainingJobs scaling: a page (MaxResults={PAGE}) with {small:,} vs {large:,} jobs; "
-          f"walking every page of {mid:,} vs {large:,} jobs (CPU time, best of {repeats})")
+    print(
+        f"\n5. ListTrainingJobs scaling: a page (MaxResults={PAGE}) with {small:,} vs {large:,} jobs; "
+        f"walking every page of {mid:,} vs {large:,} jobs (CPU time, best of {repeats})"
+    )
     backends, clients = [], {}
     try:
         for size in sorted({small, mid, large}):
@@ -104,7 +109,9 @@ def run_lists(small: int, large: int, calls: int, repeats: int) -> None:
                 print(f"   built {size:,} jobs through boto3 in {time.perf_counter() - started:.1f} s")
         rows, worst = _page_rows(clients, small, large, calls, repeats)
         print(table(["request", f"us/call @ {small:,}", f"us/call @ {large:,}", "ratio"], rows))
-        print(f"   worst page ratio {ratio(worst)}  {verdict(worst <= PAGE_RATIO)} (target <= {PAGE_RATIO:g}x)")
+        print(
+            f"   worst page ratio {ratio(worst)}  {verdict(worst <= PAGE_RATIO)} (target <= {PAGE_RATIO:g}x)"
+        )
         walks = {}
         for size in (mid, large):
             seen = _walk(clients[size])
@@ -113,9 +120,11 @@ def run_lists(small: int, large: int, calls: int, repeats: int) -> None:
             walks[size] = _cpu_per_call(lambda: _walk(clients[size]), 1, max(2, repeats // 2))  # noqa: B023
         per_job = {size: walks[size] / size for size in walks}
         value = per_job[large] / per_job[mid]
-        print(f"   walk every page: {mid:,} jobs {walks[mid] * 1e3:,.1f} ms ({micros(per_job[mid])} us/job), "
-              f"{large:,} jobs {walks[large] * 1e3:,.1f} ms ({micros(per_job[large])} us/job); "
-              f"per-job ratio {ratio(value)}  {verdict(value <= WALK_RATIO)} (target <= {WALK_RATIO:g}x)")
+        print(
+            f"   walk every page: {mid:,} jobs {walks[mid] * 1e3:,.1f} ms ({micros(per_job[mid])} us/job), "
+            f"{large:,} jobs {walks[large] * 1e3:,.1f} ms ({micros(per_job[large])} us/job); "
+            f"per-job ratio {ratio(value)}  {verdict(value <= WALK_RATIO)} (target <= {WALK_RATIO:g}x)"
+        )
     finally:
         for backend in backends:
             backend.close()

@@ -38,9 +38,13 @@ class Latencies:
 
     def summary(self) -> dict[str, float]:
         ordered = sorted(self.values)
-        return {"mean": statistics.fmean(ordered), "median": statistics.median(ordered),
-                "p90": percentile(ordered, 0.90), "p99": percentile(ordered, 0.99),
-                "max": ordered[-1]}
+        return {
+            "mean": statistics.fmean(ordered),
+            "median": statistics.median(ordered),
+            "p90": percentile(ordered, 0.90),
+            "p99": percentile(ordered, 0.99),
+            "max": ordered[-1],
+        }
 
 
 def rate(value: float) -> str:
@@ -65,8 +69,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows)]
 
     def line(cells: Sequence[str]) -> str:
-        return "  ".join(str(cell).rjust(width) if align else str(cell).ljust(width)
-                         for cell, width, align in zip(cells, widths, right)).rstrip()
+        return "  ".join(
+            str(cell).rjust(width) if align else str(cell).ljust(width)
+            for cell, width, align in zip(cells, widths, right)
+        ).rstrip()
 
     rule = "  ".join("-" * width for width in widths)
     return "\n".join([line(headers), rule, *(line(row) for row in rows)])

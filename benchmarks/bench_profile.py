@@ -15,19 +15,31 @@ STAGES = [
     ("  botocore: validate + serialize request", ("botocore/client.py", "_convert_to_request_dict"), None),
     ("  ours: BotocoreHook.__call__", ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"), None),
     ("    SageMakerApi._answer", ("sagemaker_plans_local/api/dispatcher.py", "_answer"), None),
-    ("      json.loads(request)", ("json/__init__.py", "loads"),
-     ("sagemaker_plans_local/api/dispatcher.py", "_answer")),
+    (
+        "      json.loads(request)",
+        ("json/__init__.py", "loads"),
+        ("sagemaker_plans_local/api/dispatcher.py", "_answer"),
+    ),
     ("      decode_input", ("sagemaker_plans_local/api/wire.py", "decode_input"), None),
     ("      validate_request", ("sagemaker_plans_local/api/validation.py", "validate_request"), None),
     ("      clock.catch_up", ("sagemaker_plans_local/domain/clock.py", "catch_up"), None),
     ("      handler (domain + response dict)", None, None),  # filled in per operation
     ("      encode_output", ("sagemaker_plans_local/api/wire.py", "encode_output"), None),
-    ("    json.dumps(response)", ("json/__init__.py", "dumps"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
-    ("    uuid.uuid4 (request id)", ("uuid.py", "uuid4"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
-    ("    botocore parser.parse", ("botocore/parsers.py", "parse"),
-     ("sagemaker_plans_local/transport/botocore_hook.py", "__call__")),
+    (
+        "    json.dumps(response)",
+        ("json/__init__.py", "dumps"),
+        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
+    ),
+    (
+        "    uuid.uuid4 (request id)",
+        ("uuid.py", "uuid4"),
+        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
+    ),
+    (
+        "    botocore parser.parse",
+        ("botocore/parsers.py", "parse"),
+        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
+    ),
 ]
 
 
@@ -65,15 +77,22 @@ def run_profile(seeds: int, warmup_calls: int, profile_calls: int, op: str) -> N
         ours.close()
     n = profile_calls
     stats = pstats.Stats(profiler).stats
-    print(f"\n--profile: cProfile of our {op}, {n:,} calls (times per call in microseconds, "
-          "inflated by the profiler; read the proportions)")
+    print(
+        f"\n--profile: cProfile of our {op}, {n:,} calls (times per call in microseconds, "
+        "inflated by the profiler; read the proportions)"
+    )
     total = _cumulative(stats, STAGES[0][1], None) or 1e-12
     handler = ("sagemaker_plans_local/api/training_jobs.py", op)
     rows = []
     for label, function, caller in STAGES:
         value = _cumulative(stats, function or handler, caller)
-        rows.append([label, "-" if value is None else micros(value / n),
-                     "-" if value is None else f"{100 * value / total:.0f}%"])
+        rows.append(
+            [
+                label,
+                "-" if value is None else micros(value / n),
+                "-" if value is None else f"{100 * value / total:.0f}%",
+            ]
+        )
     print(table(["stage", "us/call", "share"], rows, right=[False, True, True]))
 
     def listing(keys, sort_index: int, limit: int) -> None:
@@ -82,10 +101,14 @@ def run_profile(seeds: int, warmup_calls: int, profile_calls: int, op: str) -> N
         for key in ordered:
             calls, _, tottime, cumtime, _ = stats[key]
             path = key[0].replace("\\", "/")
-            where = path.split("sagemaker_plans_local/", 1)[-1] if "sagemaker_plans_local/" in path \
+            where = (
+                path.split("sagemaker_plans_local/", 1)[-1]
+                if "sagemaker_plans_local/" in path
                 else "/".join(path.split("/")[-2:])
-            rows.append([f"{where}:{key[1]}({key[2]})", f"{calls / n:.1f}",
-                         micros(tottime / n), micros(cumtime / n)])
+            )
+            rows.append(
+                [f"{where}:{key[1]}({key[2]})", f"{calls / n:.1f}", micros(tottime / n), micros(cumtime / n)]
+            )
         print(table(["function", "calls/op", "self us", "cum us"], rows))
 
     ours_keys = [key for key in stats if "sagemaker_plans_local" in key[0].replace("\\", "/")]

@@ -19,14 +19,24 @@ SEARCH_VS_DESCRIBE = 3.0
 
 #: Typical searches: contiguous finds, a two-block-only find, nothing at all.
 SEARCHES = {
-    "p5.48xlarge x8, 7 d, training-job": dict(InstanceType="ml.p5.48xlarge", InstanceCount=8,
-                                             DurationHours=168, TargetResources=["training-job"]),
-    "p4de.24xlarge x4, 3 d, hyperpod": dict(InstanceType="ml.p4de.24xlarge", InstanceCount=4,
-                                           DurationHours=72, TargetResources=["hyperpod-cluster"]),
-    "trn2.48xlarge x8, 4 d (two blocks)": dict(InstanceType="ml.trn2.48xlarge", InstanceCount=8,
-                                              DurationHours=96, TargetResources=["training-job"]),
-    "p6-b300.48xlarge x1, 1 d (none)": dict(InstanceType="ml.p6-b300.48xlarge", InstanceCount=1,
-                                           DurationHours=24, TargetResources=["training-job"]),
+    "p5.48xlarge x8, 7 d, training-job": dict(
+        InstanceType="ml.p5.48xlarge", InstanceCount=8, DurationHours=168, TargetResources=["training-job"]
+    ),
+    "p4de.24xlarge x4, 3 d, hyperpod": dict(
+        InstanceType="ml.p4de.24xlarge",
+        InstanceCount=4,
+        DurationHours=72,
+        TargetResources=["hyperpod-cluster"],
+    ),
+    "trn2.48xlarge x8, 4 d (two blocks)": dict(
+        InstanceType="ml.trn2.48xlarge", InstanceCount=8, DurationHours=96, TargetResources=["training-job"]
+    ),
+    "p6-b300.48xlarge x1, 1 d (none)": dict(
+        InstanceType="ml.p6-b300.48xlarge",
+        InstanceCount=1,
+        DurationHours=24,
+        TargetResources=["training-job"],
+    ),
 }
 
 
@@ -59,8 +69,10 @@ def _after_a_change(backend, run, instance_type: str, calls: int) -> float:
 def run_search(calls: int, repeats: int) -> None:
     from sagemaker_plans_local import LocalBackend
 
-    print("\n3. SearchTrainingPlanOfferings on the default inventory vs describe_training_job "
-          f"(CPU time, best of {repeats} x {calls} calls, same run)")
+    print(
+        "\n3. SearchTrainingPlanOfferings on the default inventory vs describe_training_job "
+        f"(CPU time, best of {repeats} x {calls} calls, same run)"
+    )
     with LocalBackend(start_time=START) as backend:
         sm = backend.client()
         sm.create_training_job(**job_request("search-bench-job"))
@@ -76,14 +88,31 @@ def run_search(calls: int, repeats: int) -> None:
                 per_call = _best_per_call(search, calls, repeats)
                 fresh = _after_a_change(backend, search, request["InstanceType"], max(20, calls // 20))
                 worst = max(worst, per_call / describe_time, fresh / describe_time)
-                rows.append([label, str(found), micros(per_call), ratio(per_call / describe_time),
-                             micros(fresh), ratio(fresh / describe_time)])
+                rows.append(
+                    [
+                        label,
+                        str(found),
+                        micros(per_call),
+                        ratio(per_call / describe_time),
+                        micros(fresh),
+                        ratio(fresh / describe_time),
+                    ]
+                )
         finally:
             gc.enable()
-    print(table(["search", "offerings", "us/call", "x describe", "after a change", "x describe"], rows,
-                right=[False, True, True, True, True, True]))
-    print("   (a search's candidate blocks are remembered until the inventory changes; "
-          "'after a change' is a search right after capacity of its own type was added)")
-    print(f"   describe_training_job: {micros(describe_time)} us/call; worst search "
-          f"{ratio(worst)} describe, repeated or after a change  {verdict(worst <= SEARCH_VS_DESCRIBE)} "
-          f"(target <= {SEARCH_VS_DESCRIBE:g}x)")
+    print(
+        table(
+            ["search", "offerings", "us/call", "x describe", "after a change", "x describe"],
+            rows,
+            right=[False, True, True, True, True, True],
+        )
+    )
+    print(
+        "   (a search's candidate blocks are remembered until the inventory changes; "
+        "'after a change' is a search right after capacity of its own type was added)"
+    )
+    print(
+        f"   describe_training_job: {micros(describe_time)} us/call; worst search "
+        f"{ratio(worst)} describe, repeated or after a change  {verdict(worst <= SEARCH_VS_DESCRIBE)} "
+        f"(target <= {SEARCH_VS_DESCRIBE:g}x)"
+    )

@@ -36,10 +36,14 @@ def train_once(session, source_dir: Path, number: int) -> float:
     from sagemaker.core.training.configs import Compute, SourceCode
     from sagemaker.train import ModelTrainer
 
-    trainer = ModelTrainer(training_image=IMAGE, role=ROLE, sagemaker_session=session,
-                           base_job_name=f"bench-train-{number}",  # v3 names jobs to the second
-                           source_code=SourceCode(source_dir=str(source_dir), entry_script="train.py"),
-                           compute=Compute(instance_type="ml.m5.xlarge", instance_count=1))
+    trainer = ModelTrainer(
+        training_image=IMAGE,
+        role=ROLE,
+        sagemaker_session=session,
+        base_job_name=f"bench-train-{number}",  # v3 names jobs to the second
+        source_code=SourceCode(source_dir=str(source_dir), entry_script="train.py"),
+        compute=Compute(instance_type="ml.m5.xlarge", instance_count=1),
+    )
     gc.collect()
     started = time.perf_counter()
     trainer.train(logs=False)
@@ -51,13 +55,20 @@ def train_once(session, source_dir: Path, number: int) -> float:
 
 
 def stats_row(label: str, values: list[float]) -> list[str]:
-    return [label, str(len(values)), f"{min(values):.3f}", f"{statistics.median(values):.3f}",
-            f"{max(values):.3f}"]
+    return [
+        label,
+        str(len(values)),
+        f"{min(values):.3f}",
+        f"{statistics.median(values):.3f}",
+        f"{max(values):.3f}",
+    ]
 
 
 def run_train(trains: int) -> None:
-    print("\n6. SDK v3 ModelTrainer.train() through sagemaker_plans_local (source_code=SourceCode(...), "
-          "instance_count=1, wall-clock backend; wall time of the train() call)")
+    print(
+        "\n6. SDK v3 ModelTrainer.train() through sagemaker_plans_local (source_code=SourceCode(...), "
+        "instance_count=1, wall-clock backend; wall time of the train() call)"
+    )
     if sdk_major() < 3:
         print("   (needs the SageMaker Python SDK v3: run it with .venv3/bin/python; `make bench` does)")
         return
@@ -76,14 +87,22 @@ def run_train(trains: int) -> None:
             floor.append(floor_run(source, work / "floor-model"))
             later.append(train_once(session, source, number))
         floor.append(floor_run(source, work / "floor-model"))
-    print(table(["configuration (seconds of the call)", "runs", "best", "median", "max"],
-                [stats_row("floor: <python> train.py in a subprocess", floor),
-                 stats_row("ours: first train() in the process", first),
-                 stats_row("ours: later train()s", later)]))
+    print(
+        table(
+            ["configuration (seconds of the call)", "runs", "best", "median", "max"],
+            [
+                stats_row("floor: <python> train.py in a subprocess", floor),
+                stats_row("ours: first train() in the process", first),
+                stats_row("ours: later train()s", later),
+            ],
+        )
+    )
     median_floor, median_later = statistics.median(floor), statistics.median(later)
     limit = TRAIN_VS_FLOOR * median_floor + TRAIN_OVERHEAD
-    print(f"   target: ours <= {TRAIN_VS_FLOOR:g} x floor + {TRAIN_OVERHEAD:g} s = {limit:.3f} s; later "
-          f"train()s median {median_later:.3f} s ({ratio(median_later / median_floor)} floor)  "
-          f"{verdict(median_later <= limit)}. A train() runs v3's driver (bash, environment.py, "
-          "basic_script_driver.py: three interpreters), includes a 0.18 s compressed cold start, and "
-          "uploads the code and driver channels.")
+    print(
+        f"   target: ours <= {TRAIN_VS_FLOOR:g} x floor + {TRAIN_OVERHEAD:g} s = {limit:.3f} s; later "
+        f"train()s median {median_later:.3f} s ({ratio(median_later / median_floor)} floor)  "
+        f"{verdict(median_later <= limit)}. A train() runs v3's driver (bash, environment.py, "
+        "basic_script_driver.py: three interpreters), includes a 0.18 s compressed cold start, and "
+        "uploads the code and driver channels."
+    )

@@ -88,8 +88,10 @@ class Implementation:
         elif op == "create_training_job":
             create = client.create_training_job
             # A role no seed job has: every create is a cold start, never a pool claim.
-            requests = [job_request(f"bench-{self.name}-{next(self._created):06d}", role="bench-create")
-                        for _ in range(n)]
+            requests = [
+                job_request(f"bench-{self.name}-{next(self._created):06d}", role="bench-create")
+                for _ in range(n)
+            ]
 
             def run() -> None:
                 for request in requests:
@@ -149,8 +151,9 @@ class Stubbed(Implementation):
         self.stubber = Stubber(self.client)
         self.stubber.activate()
         source = reference.client
-        self._describe = {name: without_metadata(source.describe_training_job(TrainingJobName=name))
-                          for name in self.seeds}
+        self._describe = {
+            name: without_metadata(source.describe_training_job(TrainingJobName=name)) for name in self.seeds
+        }
         self._list = without_metadata(source.list_training_jobs(MaxResults=LIST_PAGE))
         self._arn_prefix = f"arn:aws:sagemaker:{REGION}:{ACCOUNT}:training-job/"
 

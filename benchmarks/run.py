@@ -33,12 +33,11 @@ if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: 
 
 import boto3  # noqa: E402
 import botocore  # noqa: E402
-
 from bench_capacity import run_capacity  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
-from bench_profile import run_profile  # noqa: E402
 from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_profile import run_profile  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_startup import run_startup  # noqa: E402
 from bench_train import run_train  # noqa: E402
@@ -54,37 +53,62 @@ POOL_LATENCY_RATIO = 1.3
 @dataclass(frozen=True)
 class Config:
     name: str
-    seeds: int           # jobs behind describe/list (list pages MaxResults=10 over these)
-    warmup_calls: int    # unmeasured calls per implementation and operation, then as many to size batches
-    batch_seconds: float # each measured batch is sized to take about this much CPU time
+    seeds: int  # jobs behind describe/list (list pages MaxResults=10 over these)
+    warmup_calls: int  # unmeasured calls per implementation and operation, then as many to size batches
+    batch_seconds: float  # each measured batch is sized to take about this much CPU time
     min_calls: int
     max_calls: int
-    repeats: int         # measured batches per implementation and operation
-    pools: int           # Available non-matching warm pools for the latency comparison
-    probes: int          # timed CreateTrainingJob calls per configuration
-    block: int           # probes are interleaved across configurations in blocks of this size
+    repeats: int  # measured batches per implementation and operation
+    pools: int  # Available non-matching warm pools for the latency comparison
+    probes: int  # timed CreateTrainingJob calls per configuration
+    block: int  # probes are interleaved across configurations in blocks of this size
     profile_calls: int
 
 
-FULL = Config("full", seeds=100, warmup_calls=100, batch_seconds=0.4, min_calls=50,
-              max_calls=50_000, repeats=7, pools=10_000, probes=3_000, block=100,
-              profile_calls=3_000)
-QUICK = Config("quick", seeds=100, warmup_calls=10, batch_seconds=0.02, min_calls=10,
-               max_calls=2_000, repeats=2, pools=300, probes=60, block=20, profile_calls=200)
+FULL = Config(
+    "full",
+    seeds=100,
+    warmup_calls=100,
+    batch_seconds=0.4,
+    min_calls=50,
+    max_calls=50_000,
+    repeats=7,
+    pools=10_000,
+    probes=3_000,
+    block=100,
+    profile_calls=3_000,
+)
+QUICK = Config(
+    "quick",
+    seeds=100,
+    warmup_calls=10,
+    batch_seconds=0.02,
+    min_calls=10,
+    max_calls=2_000,
+    repeats=2,
+    pools=300,
+    probes=60,
+    block=20,
+    profile_calls=200,
+)
 
 
 def banner(config: Config) -> str:
     try:
         from importlib.metadata import version
+
         moto_version = version("moto")
     except Exception:  # moto missing: reported again where it is used
         moto_version = "not installed"
-    return (f"sagemaker-plans-local benchmarks ({config.name} run) -- python {platform.python_version()}, "
-            f"boto3 {boto3.__version__}, botocore {botocore.__version__}, moto {moto_version}, "
-            f"{os.cpu_count()} CPUs")
+    return (
+        f"sagemaker-plans-local benchmarks ({config.name} run) -- python {platform.python_version()}, "
+        f"boto3 {boto3.__version__}, botocore {botocore.__version__}, moto {moto_version}, "
+        f"{os.cpu_count()} CPUs"
+    )
 
 
 # -- 1. throughput -------------------------------------------------------------
+
 
 def measure_throughput(implementations, config: Config) -> dict[tuple[str, str], list[float]]:
     """calls/s of every (implementation, operation): ``config.repeats`` batches each.
@@ -102,8 +126,9 @@ def measure_throughput(implementations, config: Config) -> dict[tuple[str, str],
             impl.prepare(op, config.warmup_calls)()  # warm-up
             probe = config.warmup_calls
             seconds = timed(impl.prepare(op, probe))
-            sizes[impl.name] = max(config.min_calls,
-                                   min(config.max_calls, int(probe / seconds * config.batch_seconds)))
+            sizes[impl.name] = max(
+                config.min_calls, min(config.max_calls, int(probe / seconds * config.batch_seconds))
+            )
         for repeat in range(config.repeats):
             turn = repeat % len(implementations)
             for impl in implementations[turn:] + implementations[:turn]:
@@ -116,8 +141,10 @@ def measure_throughput(implementations, config: Config) -> dict[tuple[str, str],
 def report_throughput(results, names: list[str], config: Config) -> None:
     best = {key: max(values) for key, values in results.items()}
     median = {key: statistics.median(values) for key, values in results.items()}
-    print(f"\n1. Throughput (calls per CPU second; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
-          f"list = MaxResults={LIST_PAGE} over {config.seeds} jobs)")
+    print(
+        f"\n1. Throughput (calls per CPU second; best of {config.repeats} batches of ~{config.batch_seconds:g} s; "
+        f"list = MaxResults={LIST_PAGE} over {config.seeds} jobs)"
+    )
     headers = ["operation", *names]
     others = [name for name in names if name != "ours"]
     headers += [f"ours/{name}" for name in others]
@@ -134,21 +161,28 @@ def report_throughput(results, names: list[str], config: Config) -> None:
             row.append(cell)
         rows.append(row)
     print(table(headers, rows))
-    print("\n   medians (calls/s): " + "; ".join(
-        f"{op}: " + ", ".join(f"{name} {rate(median[(name, op)])}" for name in names)
-        for op in OPERATIONS))
+    print(
+        "\n   medians (calls/s): "
+        + "; ".join(
+            f"{op}: " + ", ".join(f"{name} {rate(median[(name, op)])}" for name in names) for op in OPERATIONS
+        )
+    )
     for name in names:
         per_call = {op: 1 / best[(name, op)] for op in OPERATIONS}
-        print(f"   {name:>7} per call (best): " + ", ".join(
-            f"{op.split('_')[0]} {micros(per_call[op])} us" for op in OPERATIONS))
+        print(
+            f"   {name:>7} per call (best): "
+            + ", ".join(f"{op.split('_')[0]} {micros(per_call[op])} us" for op in OPERATIONS)
+        )
     if "Stubber" in names:
         # Stubber does no work of its own beyond botocore's client pipeline, so its
         # per-call time is roughly that pipeline; the rest of ours is our answer.
         op = "describe_training_job"
         ours_us, stub_us = 1e6 / best[("ours", op)], 1e6 / best[("Stubber", op)]
-        print(f"   describe: botocore client pipeline ~{stub_us:,.1f} us (Stubber), "
-              f"our answer adds ~{ours_us - stub_us:,.1f} us "
-              f"(request decode/validate, domain, encode, json round trip, botocore parse)")
+        print(
+            f"   describe: botocore client pipeline ~{stub_us:,.1f} us (Stubber), "
+            f"our answer adds ~{ours_us - stub_us:,.1f} us "
+            f"(request decode/validate, domain, encode, json round trip, botocore parse)"
+        )
 
 
 def run_throughput(config: Config) -> None:
@@ -180,6 +214,7 @@ def run_throughput(config: Config) -> None:
 
 # -- 2. CreateTrainingJob latency with many Available non-matching warm pools --------
 
+
 def build_backend(jobs: int, keep_alive: int):
     """A backend with ``jobs`` Completed jobs, each on its own RoleArn (so no two match).
 
@@ -204,8 +239,10 @@ def build_backend(jobs: int, keep_alive: int):
         pool = (described.get("WarmPoolStatus") or {}).get("Status")
         expected = "Available" if keep_alive else None
         if described["TrainingJobStatus"] != "Completed" or pool != expected:
-            raise RuntimeError(f"{name}: {described['TrainingJobStatus']}, warm pool {pool}; "
-                               f"expected Completed, warm pool {expected}")
+            raise RuntimeError(
+                f"{name}: {described['TrainingJobStatus']}, warm pool {pool}; "
+                f"expected Completed, warm pool {expected}"
+            )
     return backend, client, names, created, advanced
 
 
@@ -218,9 +255,11 @@ def run_pool_latency(config: Config) -> None:
         configurations.append(("fresh: no jobs, no pools", backend, client))
         backend, client, pool_names, created, advanced = build_backend(n, keep_alive=3600)
         configurations.append((f"{n:,} jobs, {n:,} Available pools", backend, client))
-        print(f"   built {n:,} pools through boto3: {created:.1f} s of CreateTrainingJob "
-              f"({n / created:,.0f}/s), {advanced:.2f} s of clock.advance(900); sampled "
-              "describe: WarmPoolStatus Available")
+        print(
+            f"   built {n:,} pools through boto3: {created:.1f} s of CreateTrainingJob "
+            f"({n / created:,.0f}/s), {advanced:.2f} s of clock.advance(900); sampled "
+            "describe: WarmPoolStatus Available"
+        )
         backend, client, _, created, _ = build_backend(n, keep_alive=0)
         configurations.append((f"control: {n:,} jobs, no pools", backend, client))
 
@@ -229,8 +268,9 @@ def run_pool_latency(config: Config) -> None:
 
         def probe_requests(count: int) -> list[dict]:
             nonlocal probe
-            requests = [job_request(f"probe-{probe + i:06d}", role="probe", keep_alive=3600)
-                        for i in range(count)]
+            requests = [
+                job_request(f"probe-{probe + i:06d}", role="probe", keep_alive=3600) for i in range(count)
+            ]
             probe += count
             return requests
 
@@ -265,19 +305,32 @@ def run_pool_latency(config: Config) -> None:
 
         summaries = {label: latencies[label].summary() for label, _, _ in configurations}
         probes = len(latencies[configurations[0][0]].values)
-        print(f"   {probes:,} timed calls per configuration (distinct names, RoleArn matching no pool; "
-              f"interleaved in blocks of {config.block}; garbage collector off while timing); "
-              "latency in microseconds")
-        rows = [[label, micros(s["mean"]), micros(s["median"]), micros(s["p90"]), micros(s["p99"]),
-                 micros(s["max"])] for label, s in summaries.items()]
+        print(
+            f"   {probes:,} timed calls per configuration (distinct names, RoleArn matching no pool; "
+            f"interleaved in blocks of {config.block}; garbage collector off while timing); "
+            "latency in microseconds"
+        )
+        rows = [
+            [
+                label,
+                micros(s["mean"]),
+                micros(s["median"]),
+                micros(s["p90"]),
+                micros(s["p99"]),
+                micros(s["max"]),
+            ]
+            for label, s in summaries.items()
+        ]
         print(table(["configuration", "mean", "median", "p90", "p99", "max"], rows))
         fresh, pools, control = (summaries[label] for label, _, _ in configurations)
         for stat in ("median", "mean"):
             value = pools[stat] / fresh[stat]
-            print(f"   {stat:>6} ratio pools/fresh: {ratio(value)}  "
-                  f"{verdict(value <= POOL_LATENCY_RATIO)} (target within {POOL_LATENCY_RATIO:g}x)"
-                  f"   [control/fresh {ratio(control[stat] / fresh[stat])}, "
-                  f"pools/control {ratio(pools[stat] / control[stat])}]")
+            print(
+                f"   {stat:>6} ratio pools/fresh: {ratio(value)}  "
+                f"{verdict(value <= POOL_LATENCY_RATIO)} (target within {POOL_LATENCY_RATIO:g}x)"
+                f"   [control/fresh {ratio(control[stat] / fresh[stat])}, "
+                f"pools/control {ratio(pools[stat] / control[stat])}]"
+            )
     finally:
         for _, backend, _ in configurations:
             backend.close()
@@ -297,16 +350,27 @@ SECTIONS = (
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true",
-                        help="reduced iterations and pools (a smoke test, figures are rough)")
-    parser.add_argument("--pools", type=int, default=None,
-                        help="Available warm pools for the latency comparison "
-                             f"(default {FULL.pools:,}; {QUICK.pools:,} with --quick)")
-    parser.add_argument("--profile", nargs="?", const="describe_training_job", choices=OPERATIONS,
-                        metavar="OPERATION",
-                        help="also cProfile our client on OPERATION (default describe_training_job)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="reduced iterations and pools (a smoke test, figures are rough)"
+    )
+    parser.add_argument(
+        "--pools",
+        type=int,
+        default=None,
+        help="Available warm pools for the latency comparison "
+        f"(default {FULL.pools:,}; {QUICK.pools:,} with --quick)",
+    )
+    parser.add_argument(
+        "--profile",
+        nargs="?",
+        const="describe_training_job",
+        choices=OPERATIONS,
+        metavar="OPERATION",
+        help="also cProfile our client on OPERATION (default describe_training_job)",
+    )
     for name, what in SECTIONS:
         parser.add_argument(f"--skip-{name}", action="store_true", help=f"skip {what}")
     args = parser.parse_args(argv)
@@ -323,16 +387,27 @@ def main(argv: list[str] | None = None) -> int:
     if not args.skip_search:
         run_search(calls=200 if args.quick else 2_000, repeats=2 if args.quick else 5)
     if not args.skip_fit:
-        run_fit(fits=2 if args.quick else 6, splits=1 if args.quick else 3,
-                moto_waits=0 if args.quick else 3, moto_submits=2 if args.quick else 5,
-                pairs=1 if args.quick else 3, what_ifs=1 if args.quick else 3)
+        run_fit(
+            fits=2 if args.quick else 6,
+            splits=1 if args.quick else 3,
+            moto_waits=0 if args.quick else 3,
+            moto_submits=2 if args.quick else 5,
+            pairs=1 if args.quick else 3,
+            what_ifs=1 if args.quick else 3,
+        )
     if not args.skip_lists:
-        run_lists(small=200, large=2_000 if args.quick else 20_000, calls=5 if args.quick else 50,
-                  repeats=2 if args.quick else 7)
+        run_lists(
+            small=200,
+            large=2_000 if args.quick else 20_000,
+            calls=5 if args.quick else 50,
+            repeats=2 if args.quick else 7,
+        )
     if not args.skip_train:
         run_train(trains=2 if args.quick else 6)
     if not args.skip_capacity:
-        run_capacity(sizes=(300, 3_000) if args.quick else (300, 3_000, 10_000), repeats=2 if args.quick else 5)
+        run_capacity(
+            sizes=(300, 3_000) if args.quick else (300, 3_000, 10_000), repeats=2 if args.quick else 5
+        )
     if not args.skip_startup:
         run_startup(repeats=2 if args.quick else 9, later_fits=2 if args.quick else 6)
     if args.profile:

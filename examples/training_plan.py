@@ -18,17 +18,22 @@ def print_offerings(offerings: list) -> None:
     for number, offering in enumerate(offerings, 1):
         blocks = " + ".join(
             f"{b['AvailabilityZone']} {b['StartTime']:%m-%d %H:%M}->{b['EndTime']:%m-%d %H:%M}"
-            for b in offering["ReservedCapacityOfferings"])
+            for b in offering["ReservedCapacityOfferings"]
+        )
         hours = f"{offering['DurationHours']}h{offering['DurationMinutes']:02d}"
-        print(f"  {number:<2} {offering['TrainingPlanOfferingId'][:14] + '..':<16} {blocks:<58} "
-              f"{hours:>6} {offering['UpfrontFee']:>12}")
+        print(
+            f"  {number:<2} {offering['TrainingPlanOfferingId'][:14] + '..':<16} {blocks:<58} "
+            f"{hours:>6} {offering['UpfrontFee']:>12}"
+        )
 
 
 def show_plan(sm, backend, name: str) -> dict:
     plan = sm.describe_training_plan(TrainingPlanName=name)
-    print(f"  [{backend.clock.now():%Y-%m-%d %H:%M}] {name}: {plan['Status']:<9} "
-          f"total={plan['TotalInstanceCount']} in-use={plan['InUseInstanceCount']} "
-          f"available={plan['AvailableInstanceCount']}  ({plan['StatusMessage']})")
+    print(
+        f"  [{backend.clock.now():%Y-%m-%d %H:%M}] {name}: {plan['Status']:<9} "
+        f"total={plan['TotalInstanceCount']} in-use={plan['InUseInstanceCount']} "
+        f"available={plan['AvailableInstanceCount']}  ({plan['StatusMessage']})"
+    )
     return plan
 
 
@@ -43,15 +48,19 @@ def main() -> None:
 
         print(f"1. Offerings for 4 x {INSTANCE_TYPE}, 3 days, for training jobs, from next week")
         offerings = sm.search_training_plan_offerings(
-            InstanceType=INSTANCE_TYPE, InstanceCount=4, DurationHours=72,
-            TargetResources=["training-job"], StartTimeAfter=start + timedelta(days=7),
+            InstanceType=INSTANCE_TYPE,
+            InstanceCount=4,
+            DurationHours=72,
+            TargetResources=["training-job"],
+            StartTimeAfter=start + timedelta(days=7),
         )["TrainingPlanOfferings"]
         print_offerings(offerings)
 
         print("2. Buy the best one")
         best = offerings[0]
         plan_arn = sm.create_training_plan(
-            TrainingPlanName="llm-pretraining", TrainingPlanOfferingId=best["TrainingPlanOfferingId"],
+            TrainingPlanName="llm-pretraining",
+            TrainingPlanOfferingId=best["TrainingPlanOfferingId"],
         )["TrainingPlanArn"]
         print("  ", plan_arn)
         show_plan(sm, backend, "llm-pretraining")
@@ -60,13 +69,20 @@ def main() -> None:
 
         print("3. Queue a training job on the plan, then fast-forward to the plan's start")
         sm.create_training_job(
-            TrainingJobName="pretrain-1", RoleArn=ROLE,
-            AlgorithmSpecification={"TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/"
-                                                     "pytorch-training:2.5-gpu-py311",
-                                    "TrainingInputMode": "File"},
+            TrainingJobName="pretrain-1",
+            RoleArn=ROLE,
+            AlgorithmSpecification={
+                "TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/"
+                "pytorch-training:2.5-gpu-py311",
+                "TrainingInputMode": "File",
+            },
             OutputDataConfig={"S3OutputPath": "s3://my-bucket/output"},
-            ResourceConfig={"InstanceType": INSTANCE_TYPE, "InstanceCount": 4, "VolumeSizeInGB": 500,
-                            "TrainingPlanArn": plan_arn},
+            ResourceConfig={
+                "InstanceType": INSTANCE_TYPE,
+                "InstanceCount": 4,
+                "VolumeSizeInGB": 500,
+                "TrainingPlanArn": plan_arn,
+            },
             StoppingCondition={"MaxRuntimeInSeconds": 5 * 24 * 3600},
         )
         job = sm.describe_training_job(TrainingJobName="pretrain-1")
@@ -77,16 +93,20 @@ def main() -> None:
         print(f"   pretrain-1: {job['TrainingJobStatus']} / {job['SecondaryStatus']}")
         backend.clock.advance(timedelta(hours=1))
         job = sm.describe_training_job(TrainingJobName="pretrain-1")
-        print(f"   pretrain-1: {job['TrainingJobStatus']} / {job['SecondaryStatus']} "
-              f"({job['TrainingTimeInSeconds']} s of training)")
+        print(
+            f"   pretrain-1: {job['TrainingJobStatus']} / {job['SecondaryStatus']} "
+            f"({job['TrainingTimeInSeconds']} s of training)"
+        )
         show_plan(sm, backend, "llm-pretraining")
 
         print("4. Fast-forward past the plan's end")
         advance_to(backend, plan["EndTime"])
         final = show_plan(sm, backend, "llm-pretraining")
         for rc in final["ReservedCapacitySummaries"]:
-            print(f"   block {rc['AvailabilityZone']} {rc['StartTime']:%m-%d %H:%M} -> "
-                  f"{rc['EndTime']:%m-%d %H:%M}: {rc['Status']}")
+            print(
+                f"   block {rc['AvailabilityZone']} {rc['StartTime']:%m-%d %H:%M} -> "
+                f"{rc['EndTime']:%m-%d %H:%M}: {rc['Status']}"
+            )
 
 
 if __name__ == "__main__":

@@ -27,8 +27,10 @@ def main():
     offerings = session.search_training_plan_offerings("ml.p5.48xlarge", instance_count=2, duration_hours=24)
     for offering in offerings:
         block = offering["ReservedCapacityOfferings"][0]
-        print(f"offering {offering['TrainingPlanOfferingId'][:16]}…  {block['AvailabilityZone']}  "
-              f"{offering['DurationHours']}h{offering['DurationMinutes']:02d}  ${offering['UpfrontFee']}")
+        print(
+            f"offering {offering['TrainingPlanOfferingId'][:16]}…  {block['AvailabilityZone']}  "
+            f"{offering['DurationHours']}h{offering['DurationMinutes']:02d}  ${offering['UpfrontFee']}"
+        )
     plan_arn = session.create_training_plan("estimator-plan", offerings[0]["TrainingPlanOfferingId"])
     print("bought", plan_arn, "->", session.describe_training_plan("estimator-plan")["Status"])
     print("payment settled ->", session.wait_for_training_plan("estimator-plan")["Status"])
@@ -49,9 +51,13 @@ def main():
 
     job = session.describe_training_job(estimator.latest_training_job.name)
     plan = session.describe_training_plan("estimator-plan")
-    print(f"job {job['TrainingJobName']}: {job['TrainingJobStatus']} on {job['ResourceConfig']['TrainingPlanArn']}")
-    print(f"plan {plan['Status']}: in use {plan['InUseInstanceCount']} (the warm pool), "
-          f"available {plan['AvailableInstanceCount']} of {plan['TotalInstanceCount']}")
+    print(
+        f"job {job['TrainingJobName']}: {job['TrainingJobStatus']} on {job['ResourceConfig']['TrainingPlanArn']}"
+    )
+    print(
+        f"plan {plan['Status']}: in use {plan['InUseInstanceCount']} (the warm pool), "
+        f"available {plan['AvailableInstanceCount']} of {plan['TotalInstanceCount']}"
+    )
     print("model artifacts:", estimator.model_data)
 
 

@@ -29,8 +29,12 @@ def trainer(session, number: int, epochs: int) -> ModelTrainer:
         sagemaker_session=session,
         base_job_name=f"my-training-job-{number}",
         source_code=SourceCode(source_dir=str(HERE / "code"), entry_script="my-training-script.py"),
-        compute=Compute(instance_type="ml.g4dn.xlarge", instance_count=1, volume_size_in_gb=250,
-                        keep_alive_period_in_seconds=1800),
+        compute=Compute(
+            instance_type="ml.g4dn.xlarge",
+            instance_count=1,
+            volume_size_in_gb=250,
+            keep_alive_period_in_seconds=1800,
+        ),
         hyperparameters={"batch-size": 512, "epochs": epochs, "learning-rate": 1e-3},
         environment={"PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip"},
     )
@@ -65,7 +69,8 @@ def main():
 
     print("== end the warm pool")
     session.sagemaker_client.update_training_job(
-        TrainingJobName=second_job, ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+        TrainingJobName=second_job, ResourceConfig={"KeepAlivePeriodInSeconds": 0}
+    )
     print(second_job, warm_pool(session, second_job))
 
 

@@ -38,8 +38,10 @@ def show(sm, backend, name: str) -> None:
     job = sm.describe_training_job(TrainingJobName=name)
     start = job.get("TrainingStartTime")
     startup = f"{(start - job['CreationTime']).total_seconds():>5.0f} s" if start else "    -"
-    print(f"  [{backend.clock.now():%H:%M:%S}] {name}: {job['TrainingJobStatus']:<10} "
-          f"{job['SecondaryStatus']:<12} startup {startup}  WarmPoolStatus={job.get('WarmPoolStatus')}")
+    print(
+        f"  [{backend.clock.now():%H:%M:%S}] {name}: {job['TrainingJobStatus']:<10} "
+        f"{job['SecondaryStatus']:<12} startup {startup}  WarmPoolStatus={job.get('WarmPoolStatus')}"
+    )
 
 
 def main() -> None:
@@ -63,12 +65,14 @@ def main() -> None:
         show(sm, backend, "my-training-job-2")
 
         print("3. keep the pool for an hour instead, then release it")
-        sm.update_training_job(TrainingJobName="my-training-job-2",
-                               ResourceConfig={"KeepAlivePeriodInSeconds": 3600})
+        sm.update_training_job(
+            TrainingJobName="my-training-job-2", ResourceConfig={"KeepAlivePeriodInSeconds": 3600}
+        )
         backend.clock.advance(40 * 60)
         show(sm, backend, "my-training-job-2")
-        sm.update_training_job(TrainingJobName="my-training-job-2",
-                               ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+        sm.update_training_job(
+            TrainingJobName="my-training-job-2", ResourceConfig={"KeepAlivePeriodInSeconds": 0}
+        )
         show(sm, backend, "my-training-job-2")
 
         listed = sm.list_training_jobs(WarmPoolStatusEquals="Reused")["TrainingJobSummaries"]

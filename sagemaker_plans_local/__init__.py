@@ -10,10 +10,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .backend import LocalBackend
-    from .sdk.activation import activate, activated
-    from .sdk.v2.estimator import Estimator
-    from .sdk.v2.session import Session
+    from sagemaker_plans_local.backend import LocalBackend
+    from sagemaker_plans_local.sdk.activation import activate, activated
+    from sagemaker_plans_local.sdk.v2.estimator import Estimator
+    from sagemaker_plans_local.sdk.v2.session import Session
 
 __all__ = ["LocalBackend", "Session", "Estimator", "activate", "activated"]
 

@@ -13,14 +13,15 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m sagemaker_plans_local",
-        description="Run SageMaker code with every boto3 client and sagemaker.Session() answered in-process.")
+        description="Run SageMaker code with every boto3 client and sagemaker.Session() answered in-process.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a Python script locally")
     run.add_argument("script", help="the script to run, as with `python script.py`")
     run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
     options = parser.parse_args(argv)
 
-    from .sdk.activation import activated
+    from sagemaker_plans_local.sdk.activation import activated
 
     sys.argv = [options.script, *options.args]
     with activated():

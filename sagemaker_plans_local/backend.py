@@ -12,23 +12,23 @@ from typing import Any, Callable, Iterator
 
 import boto3
 
-from .api.dispatcher import SageMakerApi
-from .api.service_model import botocore_session, service_model, shared_loader
-from .backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
-from .domain.clock import VirtualClock
-from .domain.emulation import Emulation
-from .domain.regional_capacity import RegionalCapacity
-from .domain.settings import Settings
-from .domain.timeline import JobScript
-from .domain.job_records import TrainingJob
-from .domain.training_plans import PlanScript
-from .domain.waiting import Waits
-from .sdk.major import installed_major
-from .transport.activation import Activation, activated
-from .transport import in_job
-from .transport.botocore_hook import BotocoreHook
-from .transport.refusal import refuse_other_services
-from .transport.service_hook import Service, ServiceHook
+from sagemaker_plans_local.backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
+from sagemaker_plans_local.core.clock import VirtualClock
+from sagemaker_plans_local.core.settings import Settings
+from sagemaker_plans_local.core.waiting import Waits
+from sagemaker_plans_local.emulation import Emulation
+from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
+from sagemaker_plans_local.sdk.major import installed_major
+from sagemaker_plans_local.services.sagemaker.api.service import SageMakerApi
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
+from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
+from sagemaker_plans_local.transport import in_job
+from sagemaker_plans_local.transport.activation import Activation, activated
+from sagemaker_plans_local.transport.botocore_hook import BotocoreHook
+from sagemaker_plans_local.transport.refusal import refuse_other_services
+from sagemaker_plans_local.transport.service_hook import Service, ServiceHook
 
 #: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
 #: a test checks them), so a session's hooks are registered without reading the models.
@@ -50,16 +50,22 @@ class LocalBackend:
     is closed when it is garbage or the interpreter exits.
     """
 
-    def __init__(self, region: str = "us-east-1", account_id: str = "123456789012",
-                 start_time: datetime | None = None, root: str | Path | None = None) -> None:
+    def __init__(
+        self,
+        region: str = "us-east-1",
+        account_id: str = "123456789012",
+        start_time: datetime | None = None,
+        root: str | Path | None = None,
+    ) -> None:
         self.region = region
         self.account_id = account_id
         reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
         held = BackendRoot(root)
         self.root = held.path
         try:
-            self._emulation = Emulation(account_id, self.root, start_time, home_region=region,
-                                        reserved_instance_types=reserved_types)
+            self._emulation = Emulation(
+                account_id, self.root, start_time, home_region=region, reserved_instance_types=reserved_types
+            )
         except BaseException:
             held.release()
             raise
@@ -131,12 +137,20 @@ class LocalBackend:
     def _sdk_layer(self) -> contextlib.AbstractContextManager:
         if installed_major() is None:
             return contextlib.nullcontext()
-        from .sdk.activation import sdk_layer  # the outer layer, loaded only where an SDK is installed
+        from sagemaker_plans_local.sdk.activation import (
+            sdk_layer,  # the outer layer, loaded only where an SDK is installed
+        )
 
         return sdk_layer(self)
 
-    def script_job(self, job_name: str, *, outcome: str = "Completed",
-                   runtime_seconds: int | None = None, failure_reason: str | None = None) -> None:
+    def script_job(
+        self,
+        job_name: str,
+        *,
+        outcome: str = "Completed",
+        runtime_seconds: int | None = None,
+        failure_reason: str | None = None,
+    ) -> None:
         """Decide how the named job (existing or future) ends.
 
         ``outcome``: ``Completed``, or ``AlgorithmError`` / ``ClientError`` /
@@ -154,8 +168,9 @@ class LocalBackend:
             self.clock.catch_up()
             return self._emulation.region(region or self.region).training_jobs.get(job_name)
 
-    def wait_for_training_job(self, job_name: str, region: str | None = None,
-                              fast_forward: bool | None = None) -> TrainingJob:
+    def wait_for_training_job(
+        self, job_name: str, region: str | None = None, fast_forward: bool | None = None
+    ) -> TrainingJob:
         """Block until the job has ended, without polling sleeps.
 
         On a manual clock simulated waits (provisioning, queued capacity) are
@@ -166,8 +181,13 @@ class LocalBackend:
         """
         return self._waits.job(self._jobs(region), job_name, fast_forward)
 
-    def step_training_job(self, job_name: str, region: str | None = None,
-                          max_wait: float | None = None, fast_forward: bool | None = None) -> TrainingJob:
+    def step_training_job(
+        self,
+        job_name: str,
+        region: str | None = None,
+        max_wait: float | None = None,
+        fast_forward: bool | None = None,
+    ) -> TrainingJob:
         """One step of :meth:`wait_for_training_job`, waiting at most ``max_wait`` real seconds."""
         return self._waits.step_job(self._jobs(region), job_name, max_wait, fast_forward)[0]
 
@@ -205,8 +225,9 @@ class LocalBackend:
     @staticmethod
     def _check_emulated(service_name: str) -> None:
         if service_name not in EMULATED_SERVICES:
-            raise ValueError(f"sagemaker-plans-local emulates {', '.join(EMULATED_SERVICES)}, "
-                             f"not {service_name!r}")
+            raise ValueError(
+                f"sagemaker-plans-local emulates {', '.join(EMULATED_SERVICES)}, not {service_name!r}"
+            )
 
     def hooks(self, enabled: Callable[[], bool] = lambda: True) -> dict:
         """One in-process hook per emulated service (each keeps the backend alive)."""
@@ -221,12 +242,18 @@ class LocalBackend:
 
     def _equip_region(self, region) -> None:
         """Give a region's training jobs the local runtime for their entry points."""
-        from .runtime import LocalExecutor  # loaded with the first region, not with the backend
+        from sagemaker_plans_local.runtime import (
+            LocalExecutor,  # loaded with the first region, not with the backend
+        )
+
         region.training_jobs.local_runs.executor = LocalExecutor(
-            self.root / "runtime" / region.name, self._emulation.objects,
-            self._emulation.log_store(region.name), self.clock,
+            self.root / "runtime" / region.name,
+            self._emulation.objects,
+            self._emulation.log_store(region.name),
+            self.clock,
             job_environment=in_job.job_environment(str(self._emulation.objects.root), self.account_id),
-            job_python_path=[in_job.BOOTSTRAP_DIR])
+            job_python_path=[in_job.BOOTSTRAP_DIR],
+        )
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
         service_name = client.meta.service_model.service_name
@@ -255,6 +282,7 @@ def _weak_setup(backend: LocalBackend) -> Callable:
         equip = method()
         if equip is not None:
             equip(region)
+
     return setup
 
 
@@ -273,15 +301,19 @@ def _companion(name: str, emulation: Emulation, account_id: str) -> Service:
     """Build the companion service ``name``; its module is imported only now (start-up pays for none)."""
     catch_up = emulation.clock.catch_up
     if name == "s3":
-        from .api.s3 import S3Api
+        from sagemaker_plans_local.services.s3.api import S3Api
+
         return S3Api(emulation.objects, account_id, on_request=catch_up)
     if name == "sts":
-        from .api.sts import StsApi
+        from sagemaker_plans_local.services.iam_sts.sts import StsApi
+
         return StsApi(account_id)
     if name == "iam":
-        from .api.iam import IamApi
+        from sagemaker_plans_local.services.iam_sts.iam import IamApi
+
         return IamApi(account_id, emulation.clock)
-    from .api.logs import LogsApi
+    from sagemaker_plans_local.services.logs.api import LogsApi
+
     return LogsApi(emulation.log_store, account_id, on_request=catch_up)
 
 

@@ -58,7 +58,8 @@ def _hold(path: Path) -> int:
         who = "this process" if holder == str(os.getpid()) else f"process {holder}"
         raise RootInUseError(
             f"The root {path} is in use by another LocalBackend ({who}). Live backends cannot "
-            "share a root yet: give this one its own root, or close the other first.") from None
+            "share a root yet: give this one its own root, or close the other first."
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd

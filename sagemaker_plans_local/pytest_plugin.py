@@ -20,7 +20,7 @@ FIXTURE_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 @pytest.fixture
 def sagemaker_backend(tmp_path):
-    from .backend import LocalBackend
+    from sagemaker_plans_local.backend import LocalBackend
 
     with LocalBackend(start_time=FIXTURE_START, root=tmp_path / "sagemaker-plans-local") as backend:
         yield backend
@@ -33,8 +33,8 @@ def sagemaker_client(sagemaker_backend):
 
 @pytest.fixture
 def sagemaker_session(sagemaker_backend):
-    from .sdk.flag import local_by_default
-    from .sdk.session import session_class
+    from sagemaker_plans_local.sdk.flag import local_by_default
+    from sagemaker_plans_local.sdk.session import session_class
 
     if not local_by_default():
         return session_class()(local=False)

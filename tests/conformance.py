@@ -1,6 +1,6 @@
 """Test helper: does a response, as botocore parsed it, conform to its output shape?
 
-Deliberately independent of ``sagemaker_plans_local.api.validation`` so that
+Deliberately independent of ``sagemaker_plans_local.protocol.validation`` so that
 it can judge the code under test: a plain recursive walk, no caching.
 """
 
@@ -11,7 +11,7 @@ from typing import Any
 
 from botocore.model import Shape
 
-from sagemaker_plans_local.api.service_model import operation_model
+from sagemaker_plans_local.protocol.service_model import operation_model
 
 _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),

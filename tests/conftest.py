@@ -28,8 +28,10 @@ def create_request(name, keep_alive=1800, **extra):
     request = {
         "TrainingJobName": name,
         "RoleArn": ROLE,
-        "AlgorithmSpecification": {"TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/tf:2.2",
-                                   "TrainingInputMode": "File"},
+        "AlgorithmSpecification": {
+            "TrainingImage": "763104351884.dkr.ecr.us-east-1.amazonaws.com/tf:2.2",
+            "TrainingInputMode": "File",
+        },
         "OutputDataConfig": {"S3OutputPath": "s3://bucket/output"},
         "ResourceConfig": resources,
         "StoppingCondition": {"MaxRuntimeInSeconds": 86400},

@@ -21,8 +21,11 @@ MAX_DEPTH = 4
 
 def _string(shape: Shape) -> st.SearchStrategy:
     if shape.enum:
-        return st.one_of(st.sampled_from(shape.enum), st.text(TEXT, max_size=8)) \
-            if len(shape.enum) > 0 else st.text(TEXT)
+        return (
+            st.one_of(st.sampled_from(shape.enum), st.text(TEXT, max_size=8))
+            if len(shape.enum) > 0
+            else st.text(TEXT)
+        )
     low = shape.metadata.get("min", 0)
     high = min(shape.metadata.get("max", 64), 64)
     inside = st.text(TEXT, min_size=low, max_size=max(low, high))
@@ -53,12 +56,16 @@ def for_shape(shape: Shape, depth: int = 0) -> st.SearchStrategy:
         required = set(shape.required_members)
         members = shape.members
         if depth >= MAX_DEPTH:
-            return st.fixed_dictionaries({n: st.deferred(lambda s=members[n]: for_shape(s, depth + 1))
-                                          for n in required})
+            return st.fixed_dictionaries(
+                {n: st.deferred(lambda s=members[n]: for_shape(s, depth + 1)) for n in required}
+            )
         return st.fixed_dictionaries(
             {n: st.deferred(lambda s=members[n]: for_shape(s, depth + 1)) for n in required},
-            optional={n: st.deferred(lambda s=s: for_shape(s, depth + 1))
-                      for n, s in members.items() if n not in required},
+            optional={
+                n: st.deferred(lambda s=s: for_shape(s, depth + 1))
+                for n, s in members.items()
+                if n not in required
+            },
         )
     if kind == "list":
         low = shape.metadata.get("min", 0)
@@ -87,10 +94,30 @@ DEEP_MARKER = "\x00deep\x00"
 DEEP = 10_000
 HUGE_INTS = (2**31, -(2**31) - 1, 2**63, -(2**63) - 1, 10**30)
 EXTREME_NUMBERS = (2**31 - 1, -(2**31), 2**63 - 1, 10**9, 0, -1, 1.5, 1e308)
-BAD_TIMESTAMPS = ("yesterday", "", "2024-13-01T00:00:00Z", "9999-12-31T23:59:59+14:00", "0001-01-01T00:00:00-01:00",
-                  1e20, -1e20, 253402300800, -62135596801, 1e308)
-ODD_TEXT = ("", "\ud800", "\udfff\ud800", "\u0000", "\u2028\u2029\u0085", "e\u0301", "\U0001F600" * 40,
-            "\ufeff", "a" * 70_000, "ｍｌ．ｐ５．４８ｘｌａｒｇｅ")
+BAD_TIMESTAMPS = (
+    "yesterday",
+    "",
+    "2024-13-01T00:00:00Z",
+    "9999-12-31T23:59:59+14:00",
+    "0001-01-01T00:00:00-01:00",
+    1e20,
+    -1e20,
+    253402300800,
+    -62135596801,
+    1e308,
+)
+ODD_TEXT = (
+    "",
+    "\ud800",
+    "\udfff\ud800",
+    "\u0000",
+    "\u2028\u2029\u0085",
+    "e\u0301",
+    "\U0001f600" * 40,
+    "\ufeff",
+    "a" * 70_000,
+    "ｍｌ．ｐ５．４８ｘｌａｒｇｅ",
+)
 
 
 def _to_json(shape: Shape, value: Any) -> Any:
@@ -116,10 +143,19 @@ def json_for_shape(shape: Shape, depth: int = 0) -> st.SearchStrategy:
 
 def _mutations(shape: Shape | None) -> st.SearchStrategy:
     """Replacements for a value of ``shape`` (None: a member the shape does not have)."""
-    anything = st.one_of(st.none(), st.booleans(), st.sampled_from(HUGE_INTS), st.integers(),
-                         st.floats(allow_nan=False, allow_infinity=False), st.sampled_from(ODD_TEXT),
-                         st.just([]), st.just({}), st.just(DEEP_MARKER), st.just([DEEP_MARKER]),
-                         st.just({"Unknown": DEEP_MARKER}))
+    anything = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.sampled_from(HUGE_INTS),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.sampled_from(ODD_TEXT),
+        st.just([]),
+        st.just({}),
+        st.just(DEEP_MARKER),
+        st.just([DEEP_MARKER]),
+        st.just({"Unknown": DEEP_MARKER}),
+    )
     if shape is None:
         return anything
     kind = shape.type_name

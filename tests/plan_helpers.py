@@ -20,16 +20,31 @@ def own_inventory(backend, *blocks):
         backend.capacity.add(instance_type, count, zone, day(first), day(last))
 
 
-def buy(sm, backend, name, *, instance_type="ml.p5.48xlarge", count=2, hours=48,
-        target="training-job", start_after=None, pay=True):
+def buy(
+    sm,
+    backend,
+    name,
+    *,
+    instance_type="ml.p5.48xlarge",
+    count=2,
+    hours=48,
+    target="training-job",
+    start_after=None,
+    pay=True,
+):
     """Search and buy the best offering; returns (plan_arn, offering)."""
     kwargs = {"StartTimeAfter": start_after} if start_after else {}
     offerings = sm.search_training_plan_offerings(
-        InstanceType=instance_type, InstanceCount=count, DurationHours=hours,
-        TargetResources=[target], **kwargs)["TrainingPlanOfferings"]
+        InstanceType=instance_type,
+        InstanceCount=count,
+        DurationHours=hours,
+        TargetResources=[target],
+        **kwargs,
+    )["TrainingPlanOfferings"]
     assert offerings, "no offering"
-    arn = sm.create_training_plan(TrainingPlanName=name,
-                                  TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"])["TrainingPlanArn"]
+    arn = sm.create_training_plan(
+        TrainingPlanName=name, TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"]
+    )["TrainingPlanArn"]
     if pay:
         backend.clock.advance(backend.settings.plan_payment_seconds)
     return arn, offerings[0]

@@ -6,7 +6,7 @@ import datetime
 
 import pytest
 
-from sagemaker_plans_local.api.service_model import operation_model
+from sagemaker_plans_local.protocol.service_model import operation_model
 from tests.conformance import assert_conforms, conformance_problems
 
 NOW = datetime.datetime(2024, 5, 1, 12, 0, tzinfo=datetime.timezone.utc)
@@ -83,7 +83,9 @@ def test_response_metadata_is_only_allowed_at_the_top():
 def test_wrong_python_type(member, value):
     (problem,) = problems(describe_response(**{member: value}))
     assert problem.startswith(f"{member}: {type(value).__name__} ")
-    assert problem.endswith(f"is not a {operation_model('DescribeTrainingJob').output_shape.members[member].type_name}")
+    assert problem.endswith(
+        f"is not a {operation_model('DescribeTrainingJob').output_shape.members[member].type_name}"
+    )
 
 
 def test_float_members_accept_ints():
@@ -106,7 +108,9 @@ def test_enum_inside_a_list():
 
 def test_string_length_violations():
     assert problems(describe_response(TrainingJobName="")) == ["TrainingJobName: length 0 below min 1"]
-    assert problems(describe_response(TrainingJobName="a" * 64)) == ["TrainingJobName: length 64 above max 63"]
+    assert problems(describe_response(TrainingJobName="a" * 64)) == [
+        "TrainingJobName: length 64 above max 63"
+    ]
 
 
 def test_list_and_map_size_violations():
@@ -116,7 +120,9 @@ def test_list_and_map_size_violations():
 
 
 def test_numeric_range_violations():
-    assert problems(describe_response(TrainingTimeInSeconds=0)) == ["TrainingTimeInSeconds: value 0 below min 1"]
+    assert problems(describe_response(TrainingTimeInSeconds=0)) == [
+        "TrainingTimeInSeconds: value 0 below min 1"
+    ]
     config = {"InstanceType": "ml.m5.xlarge", "KeepAlivePeriodInSeconds": 21601}
     assert problems(describe_response(ResourceConfig=config)) == [
         "ResourceConfig.KeepAlivePeriodInSeconds: value 21601 above max 21600"

@@ -11,8 +11,9 @@ ROOT = Path(__file__).resolve().parent.parent
 def run_example(name):
     env = {**os.environ, "SAGEMAKER_SUPPRESS_V2_WARNING": "1"}
     env.pop("SAGEMAKER_PLANS_LOCAL", None)
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / name)], capture_output=True,
-                            text=True, timeout=300, env=env)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / name)], capture_output=True, text=True, timeout=300, env=env
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     return result.stdout
 

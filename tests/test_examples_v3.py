@@ -11,8 +11,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_v3_model_trainer_example_shows_the_seed_flow():
     env = dict(os.environ)
     env.pop("SAGEMAKER_PLANS_LOCAL", None)
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / "v3_model_trainer.py")],
-                            capture_output=True, text=True, timeout=300, env=env)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "v3_model_trainer.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     lines = out.splitlines()

@@ -11,26 +11,70 @@ import threading
 import botocore.session
 import pytest
 import regex
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.patterns import matcher, translate, uses_re2
-from sagemaker_plans_local.api.validation import validate_request, violations
-from sagemaker_plans_local.api.service_model import operation_model, service_model
+from sagemaker_plans_local.protocol.patterns import matcher, translate, uses_re2
+from sagemaker_plans_local.protocol.service_model import operation_model, service_model
+from sagemaker_plans_local.protocol.validation import validate_request, violations
 from tests.conftest import create_request
 
 SERVICES = ("sagemaker", "logs", "sts", "iam", "s3")
 _SESSION = botocore.session.get_session()
 #: (pattern, max length) for every patterned string shape of the five models.
-SHAPES = sorted({(shape.metadata["pattern"], shape.metadata.get("max", 256))
-                 for model in (_SESSION.get_service_model(name) for name in SERVICES)
-                 for shape in map(model.shape_for, model.shape_names)
-                 if shape.type_name == "string" and "pattern" in shape.metadata})
+SHAPES = sorted(
+    {
+        (shape.metadata["pattern"], shape.metadata.get("max", 256))
+        for model in (_SESSION.get_service_model(name) for name in SERVICES)
+        for shape in map(model.shape_for, model.shape_names)
+        if shape.type_name == "string" and "pattern" in shape.metadata
+    }
+)
 PATTERNS = sorted({pattern for pattern, _ in SHAPES})
-PROBES = ["", "a", "Z9", "a-b", "a--b", "-a", "a-", "a.b", "a..b", "/a/b", "//", "https://h/p/q", "s3://b/k",
-          " ", "\t", "\x0b", "\n", "a\n", "a\r\n", "\r", "\x85", "\u2028", "é", "e\u0301", "😀", "ml.m5.large",
-          "arn:aws:sagemaker:us-east-1:123456789012:training-job/x", "arn:aws-cn:iam::123456789012:role/R",
-          "arn:aws:sagemaker:us-east-1:123456789012:algorithm/a-", "1.2.3", "v1.2", "0", "12345678901234",
-          "fs-0123abcd", "ami-0123abcd", "sg-0123", "a b", "a_b", "$", "{}", "owner{1,128}", "١٢٣"]
+PROBES = [
+    "",
+    "a",
+    "Z9",
+    "a-b",
+    "a--b",
+    "-a",
+    "a-",
+    "a.b",
+    "a..b",
+    "/a/b",
+    "//",
+    "https://h/p/q",
+    "s3://b/k",
+    " ",
+    "\t",
+    "\x0b",
+    "\n",
+    "a\n",
+    "a\r\n",
+    "\r",
+    "\x85",
+    "\u2028",
+    "é",
+    "e\u0301",
+    "😀",
+    "ml.m5.large",
+    "arn:aws:sagemaker:us-east-1:123456789012:training-job/x",
+    "arn:aws-cn:iam::123456789012:role/R",
+    "arn:aws:sagemaker:us-east-1:123456789012:algorithm/a-",
+    "1.2.3",
+    "v1.2",
+    "0",
+    "12345678901234",
+    "fs-0123abcd",
+    "ami-0123abcd",
+    "sg-0123",
+    "a b",
+    "a_b",
+    "$",
+    "{}",
+    "owner{1,128}",
+    "١٢٣",
+]
 
 
 def reference(pattern: str) -> regex.Pattern:
@@ -89,8 +133,9 @@ def pattern_and_value(draw):
     return pattern, value
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow]
+)
 @given(pattern_and_value())
 def test_generated_values_agree_with_the_reference(case):
     pattern, value = case
@@ -100,9 +145,15 @@ def test_generated_values_agree_with_the_reference(case):
 def _worst_cases(pattern: str, length: int) -> list[str]:
     """Long near-misses: runs of the pattern's own characters, then one that fails."""
     own = [char for char in dict.fromkeys(pattern) if char.isalnum() or char in " -._:/"] or ["a"]
-    runs = ["a" * length, " " * length, "a-" * (length // 2), "-" * length, own[0] * length,
-            "".join(own) * (length // len(own))]
-    return [run[:length - 1] + tail for run in runs for tail in ("!", "\u2028", "-")]
+    runs = [
+        "a" * length,
+        " " * length,
+        "a-" * (length // 2),
+        "-" * length,
+        own[0] * length,
+        "".join(own) * (length // len(own)),
+    ]
+    return [run[: length - 1] + tail for run in runs for tail in ("!", "\u2028", "-")]
 
 
 @pytest.mark.parametrize("pattern,length", SHAPES)
@@ -119,7 +170,7 @@ def test_catastrophic_pattern_at_full_length_is_answered_exactly():
 
 def test_lone_surrogates_never_match():
     assert not matcher(".*")("a\ud800")
-    assert matcher(".*")("a\U0001F600")
+    assert matcher(".*")("a\U0001f600")
 
 
 def test_valid_creates_are_never_refused_under_load():
@@ -151,9 +202,16 @@ def test_a_pattern_needing_backtracking_with_an_ambiguous_repeat_is_refused(patt
         matcher.__wrapped__(pattern)
 
 
-@pytest.mark.parametrize("pattern,linear", [(r"(a|a)*", True), (r"(a|b)*(?<!b)", False),
-                                            (r"([a-z0-9]|-(?!-)){1,61}", False), (r"[a-z]{0,2000}", False),
-                                            (r"([a-z]+/?){3,1016}", True)])
+@pytest.mark.parametrize(
+    "pattern,linear",
+    [
+        (r"(a|a)*", True),
+        (r"(a|b)*(?<!b)", False),
+        (r"([a-z0-9]|-(?!-)){1,61}", False),
+        (r"[a-z]{0,2000}", False),
+        (r"([a-z]+/?){3,1016}", True),
+    ],
+)
 def test_engine_choice(pattern, linear):
     assert uses_re2(pattern) is linear
     assert matcher(pattern)("a") == (reference(pattern).fullmatch("a") is not None)

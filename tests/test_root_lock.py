@@ -28,8 +28,9 @@ HOLDER = textwrap.dedent("""
 
 
 def holder(root: Path) -> subprocess.Popen:
-    process = subprocess.Popen([sys.executable, "-c", HOLDER, str(root)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert process.stdout.readline() == "holding\n"
     return process
 
@@ -42,7 +43,8 @@ def test_a_root_held_by_another_live_process_is_refused_clearly(tmp_path):
             LocalBackend(root=root)
         assert str(excinfo.value) == (
             f"The root {root} is in use by another LocalBackend (process {other.pid}). Live backends "
-            "cannot share a root yet: give this one its own root, or close the other first.")
+            "cannot share a root yet: give this one its own root, or close the other first."
+        )
         assert (root / LOCK_FILE).read_text() == f"{other.pid}\n"  # the refusal changed nothing
     finally:
         other.communicate("\n")
@@ -117,8 +119,10 @@ def test_a_never_closed_backend_removes_its_temporary_root_at_exit():
 
 
 def test_the_process_wide_default_backend_is_closed_at_exit():
-    code = ("import json; from sagemaker_plans_local.sdk.default_backend import default_backend; "
-            "print(json.dumps(str(default_backend().root)))")
+    code = (
+        "import json; from sagemaker_plans_local.sdk.default_backend import default_backend; "
+        "print(json.dumps(str(default_backend().root)))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert not Path(json.loads(result.stdout)).exists()
@@ -147,8 +151,13 @@ RUNNING_AT_EXIT = textwrap.dedent("""
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 def test_a_run_still_going_at_exit_is_stopped_and_its_temporary_root_removed(tmp_path, pids_file):  # noqa: F811
     source = escaper_source(tmp_path)
-    result = subprocess.run([sys.executable, "-c", RUNNING_AT_EXIT, str(source), str(pids_file)],
-                            capture_output=True, text=True, timeout=120, cwd=Path(__file__).parent.parent)
+    result = subprocess.run(
+        [sys.executable, "-c", RUNNING_AT_EXIT, str(source), str(pids_file)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).parent.parent,
+    )
     assert result.returncode == 0, result.stderr
     assert not Path(json.loads(result.stdout)).exists()
     assert still_alive(read_pids(pids_file, 4)) == []

@@ -1,8 +1,9 @@
 """The store's Table: keys (optionally case-folded) and sorted indexes kept in step with the rows."""
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.store import Table
+from sagemaker_plans_local.core.store import Table
 
 
 class Row:
@@ -26,8 +27,10 @@ def test_keys_fold_case_and_scans_resume_after_a_position():
     assert [row.name for _, row in rows.scan("name", after=positions[0])] == ["c"]  # resumes past it
 
 
-OPS = st.lists(st.tuples(st.sampled_from(["put", "delete", "change"]), st.sampled_from("abcdE"),
-                         st.sampled_from("xyz")), max_size=30)
+OPS = st.lists(
+    st.tuples(st.sampled_from(["put", "delete", "change"]), st.sampled_from("abcdE"), st.sampled_from("xyz")),
+    max_size=30,
+)
 
 
 @settings(max_examples=50, deadline=None)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.errors import ApiError
-from sagemaker_plans_local.api.service_model import operation_model, service_model
-from sagemaker_plans_local.api.patterns import matcher
-from sagemaker_plans_local.api.validation import validate_request, violations
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.patterns import matcher
+from sagemaker_plans_local.protocol.service_model import operation_model, service_model
+from sagemaker_plans_local.protocol.validation import validate_request, violations
 
 CREATE = operation_model("CreateTrainingJob")
 MODEL = service_model()
@@ -101,8 +102,10 @@ def test_list_and_map_size_bounds():
     ]
     (message,) = problems(HyperParameters={f"k{i:03}": "v" for i in range(101)})
     assert message.startswith("Value '{k000=v, k001=v, ")
-    assert message.endswith("...' at 'hyperParameters' failed to satisfy constraint: "
-                            "Member must have length less than or equal to 100")
+    assert message.endswith(
+        "...' at 'hyperParameters' failed to satisfy constraint: "
+        "Member must have length less than or equal to 100"
+    )
 
 
 def test_numeric_bounds():

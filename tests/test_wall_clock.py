@@ -7,8 +7,8 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from sagemaker_plans_local import LocalBackend
-from sagemaker_plans_local.domain.settings import Settings
-from sagemaker_plans_local.domain.timeline import STOPPING_SECONDS
+from sagemaker_plans_local.core.settings import Settings
+from sagemaker_plans_local.services.sagemaker.jobs.phases import STOPPING_SECONDS
 from tests.conftest import create_request
 
 
@@ -32,8 +32,12 @@ def test_waiting_for_a_job_keeps_the_clock_at_real_time(wall):
     assert described["TrainingEndTime"] <= utc_now()
     # A search built from datetime.now() is not "in the past", and the 1800 s pool is still there.
     offerings = client.search_training_plan_offerings(
-        InstanceType="ml.p5.48xlarge", InstanceCount=1, DurationHours=24,
-        TargetResources=["training-job"], StartTimeAfter=utc_now())
+        InstanceType="ml.p5.48xlarge",
+        InstanceCount=1,
+        DurationHours=24,
+        TargetResources=["training-job"],
+        StartTimeAfter=utc_now(),
+    )
     assert offerings["TrainingPlanOfferings"]
     assert described["WarmPoolStatus"]["Status"] == "Available"
 
@@ -91,4 +95,5 @@ def test_a_manual_clock_is_never_compressed():
     settings = Settings()
     assert settings.service_seconds(180, manual_clock=True) == 180
     assert settings.service_seconds(STOPPING_SECONDS, manual_clock=False) == pytest.approx(
-        STOPPING_SECONDS * settings.wall_clock_phase_scale)
+        STOPPING_SECONDS * settings.wall_clock_phase_scale
+    )

@@ -9,9 +9,9 @@ import pytest
 from botocore.model import ShapeResolver
 from botocore.parsers import create_parser
 
-from sagemaker_plans_local.api.errors import ApiError
-from sagemaker_plans_local.api.service_model import operation_model
-from sagemaker_plans_local.api.wire import decode_input, encode_output
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.json_wire import decode_input, encode_output
+from sagemaker_plans_local.protocol.service_model import operation_model
 from tests.conformance import assert_conforms
 
 UTC = datetime.timezone.utc
@@ -77,7 +77,9 @@ def test_encode_rejects_unknown_members_at_any_depth():
     with pytest.raises(ValueError, match="Surprise"):
         encode_output(DESCRIBE_OUTPUT, describe_result(Surprise=1))
     with pytest.raises(ValueError, match="Colour"):
-        encode_output(DESCRIBE_OUTPUT, describe_result(WarmPoolStatus={"Status": "Available", "Colour": "red"}))
+        encode_output(
+            DESCRIBE_OUTPUT, describe_result(WarmPoolStatus={"Status": "Available", "Colour": "red"})
+        )
 
 
 def test_encode_rejects_a_non_datetime_timestamp():
@@ -88,7 +90,10 @@ def test_encode_rejects_a_non_datetime_timestamp():
 def blob_shapes():
     resolver = ShapeResolver(
         {
-            "Payload": {"type": "structure", "members": {"Data": {"shape": "Bytes"}, "Parts": {"shape": "Chunks"}}},
+            "Payload": {
+                "type": "structure",
+                "members": {"Data": {"shape": "Bytes"}, "Parts": {"shape": "Chunks"}},
+            },
             "Chunks": {"type": "list", "member": {"shape": "Bytes"}},
             "Bytes": {"type": "blob"},
         }
@@ -139,23 +144,40 @@ def test_decode_leaves_shapes_without_timestamps_alone():
 
 
 def test_decode_timestamps_nested_in_lists():
-    wire = {"SecondaryStatusTransitions": [{"Status": "Starting", "StartTime": 1714564800}, {"StartTime": "x"}]}
+    wire = {
+        "SecondaryStatusTransitions": [{"Status": "Starting", "StartTime": 1714564800}, {"StartTime": "x"}]
+    }
     with pytest.raises(ApiError) as error:
         decode_input(DESCRIBE_OUTPUT, wire)
     assert "at 'secondaryStatusTransitions.2.member.startTime'" in error.value.message
     del wire["SecondaryStatusTransitions"][1]
     decoded = decode_input(DESCRIBE_OUTPUT, wire)
-    assert decoded["SecondaryStatusTransitions"][0]["StartTime"] == datetime.datetime(2024, 5, 1, 12, tzinfo=UTC)
+    assert decoded["SecondaryStatusTransitions"][0]["StartTime"] == datetime.datetime(
+        2024, 5, 1, 12, tzinfo=UTC
+    )
 
 
-@pytest.mark.parametrize("wire_value", ["yesterday", "2024-13-01T00:00:00Z", "", 1e20, -1e20, -1, 253402300800,
-                                        "0001-01-01T00:00:00+01:00", "1969-12-31T23:59:59Z"])
+@pytest.mark.parametrize(
+    "wire_value",
+    [
+        "yesterday",
+        "2024-13-01T00:00:00Z",
+        "",
+        1e20,
+        -1e20,
+        -1,
+        253402300800,
+        "0001-01-01T00:00:00+01:00",
+        "1969-12-31T23:59:59Z",
+    ],
+)
 def test_bad_timestamp_is_a_serialization_error(wire_value):
     with pytest.raises(ApiError) as error:
         decode_input(LIST_INPUT, {"CreationTimeAfter": wire_value})
     assert error.value.code == "SerializationException"
-    assert error.value.message.startswith(f"Value '{wire_value}' at 'creationTimeAfter' can not be converted to "
-                                          "a timestamp")
+    assert error.value.message.startswith(
+        f"Value '{wire_value}' at 'creationTimeAfter' can not be converted to a timestamp"
+    )
 
 
 @pytest.mark.parametrize("wire_value", ["1970-01-01T00:00:00Z", 0, "9999-12-31T23:59:59Z", 253402300799])
@@ -173,14 +195,19 @@ def _depth(shape, seen=frozenset()):
     if shape.name in seen or shape.type_name not in ("structure", "list", "map"):
         return 0
     seen = seen | {shape.name}
-    children = (shape.members.values() if shape.type_name == "structure"
-                else [shape.member] if shape.type_name == "list" else [shape.value])
+    children = (
+        shape.members.values()
+        if shape.type_name == "structure"
+        else [shape.member]
+        if shape.type_name == "list"
+        else [shape.value]
+    )
     return 1 + max([_depth(child, seen) for child in children] + [0])
 
 
 def test_max_depth_leaves_room_for_every_request_the_model_allows():
-    from sagemaker_plans_local.api.dispatcher import HANDLERS
-    from sagemaker_plans_local.api.wire import MAX_DEPTH, read_request
+    from sagemaker_plans_local.protocol.json_wire import MAX_DEPTH, read_request
+    from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 
     deepest = max(_depth(operation_model(name).input_shape) for name in HANDLERS)
     assert 5 < deepest < MAX_DEPTH
@@ -188,12 +215,18 @@ def test_max_depth_leaves_room_for_every_request_the_model_allows():
     with pytest.raises(ApiError) as error:
         read_request(None, b'{"a": ' + b"[" * MAX_DEPTH + b"]" * MAX_DEPTH + b"}")
     assert (error.value.code, error.value.message) == (
-        "SerializationException", f"The request body is nested more than {MAX_DEPTH} levels deep.")
+        "SerializationException",
+        f"The request body is nested more than {MAX_DEPTH} levels deep.",
+    )
 
 
 def test_unknown_member_message_names_the_path_and_shape():
     with pytest.raises(ApiError) as error:
-        decode_input(operation_model("CreateTrainingJob").input_shape,
-                     {"ResourceConfig": {"InstanceType": "ml.m5.large", "Colour": "red"}})
+        decode_input(
+            operation_model("CreateTrainingJob").input_shape,
+            {"ResourceConfig": {"InstanceType": "ml.m5.large", "Colour": "red"}},
+        )
     assert (error.value.code, error.value.message) == (
-        "SerializationException", "Unrecognized field 'Colour' at 'resourceConfig': ResourceConfig has no such member.")
+        "SerializationException",
+        "Unrecognized field 'Colour' at 'resourceConfig': ResourceConfig has no such member.",
+    )

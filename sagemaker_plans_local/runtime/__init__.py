@@ -4,6 +4,6 @@
 ``docs/local-runtime.md`` for the contract it gives a script.
 """
 
-from .executor import STOP_GRACE_SECONDS, LocalExecutor, LocalRun
+from sagemaker_plans_local.runtime.executor import STOP_GRACE_SECONDS, LocalExecutor, LocalRun
 
 __all__ = ["LocalExecutor", "LocalRun", "STOP_GRACE_SECONDS"]

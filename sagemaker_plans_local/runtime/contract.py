@@ -19,10 +19,21 @@ from typing import Mapping
 
 import attrs
 
-from .paths import OPT_ML, WARM_POOL_CACHE, InstanceTree, PathMapper
-from .toolkit import (DISTRIBUTION_FLAGS, HOMOGENEOUS, INFO, JOB_NAME_PARAM, LOG_LEVEL,
-                      REGION_PARAM, TOOLKIT_HYPERPARAMETERS, decode, env_value, script_mode,
-                      split_hyperparameters, to_cmd_args)
+from sagemaker_plans_local.runtime.paths import OPT_ML, WARM_POOL_CACHE, InstanceTree, PathMapper
+from sagemaker_plans_local.runtime.toolkit import (
+    DISTRIBUTION_FLAGS,
+    HOMOGENEOUS,
+    INFO,
+    JOB_NAME_PARAM,
+    LOG_LEVEL,
+    REGION_PARAM,
+    TOOLKIT_HYPERPARAMETERS,
+    decode,
+    env_value,
+    script_mode,
+    split_hyperparameters,
+    to_cmd_args,
+)
 
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
 #: Variables of this machine's environment no job inherits: the platform sets its own.
@@ -50,8 +61,11 @@ def runnable(spec: Mapping) -> bool:
 
 def inherited(base: Mapping[str, str], also: tuple[str, ...] = ()) -> dict[str, str]:
     """``base`` without the platform's variables (and without ``also``)."""
-    return {k: v for k, v in base.items()
-            if not k.startswith(PLATFORM_PREFIXES) and k not in PLATFORM_NAMES and k not in also}
+    return {
+        k: v
+        for k, v in base.items()
+        if not k.startswith(PLATFORM_PREFIXES) and k not in PLATFORM_NAMES and k not in also
+    }
 
 
 # -- hosts -----------------------------------------------------------------------------
@@ -65,10 +79,17 @@ class Host:
 def hosts_of(resource_config: Mapping) -> list[Host]:
     """The job's instances, ``algo-1..algo-N`` in order (instance groups one after the other)."""
     groups = resource_config.get("InstanceGroups")
-    layout = ([(g["InstanceGroupName"], g["InstanceType"], g["InstanceCount"]) for g in groups]
-              if groups else
-              [(HOMOGENEOUS, resource_config.get("InstanceType", "local"),
-                resource_config.get("InstanceCount", 1))])
+    layout = (
+        [(g["InstanceGroupName"], g["InstanceType"], g["InstanceCount"]) for g in groups]
+        if groups
+        else [
+            (
+                HOMOGENEOUS,
+                resource_config.get("InstanceType", "local"),
+                resource_config.get("InstanceCount", 1),
+            )
+        ]
+    )
     hosts: list[Host] = []
     for group, instance_type, count in layout:
         for _ in range(count):
@@ -125,8 +146,7 @@ class InstanceContract:
         spec = job.spec
         self.command = container_command(spec)
         seen = self.mapper.text if self.command is None else str
-        self.raw_hyperparameters = {k: seen(str(v))
-                                    for k, v in (spec.get("HyperParameters") or {}).items()}
+        self.raw_hyperparameters = {k: seen(str(v)) for k, v in (spec.get("HyperParameters") or {}).items()}
         decoded = {k: decode(v) for k, v in self.raw_hyperparameters.items()}
         self.hyperparameters, self.sagemaker_hyperparameters = split_hyperparameters(decoded)
         program, submit = script_mode(spec) or ("", "")
@@ -138,9 +158,10 @@ class InstanceContract:
     def resource_config(self) -> dict:
         groups: dict[str, dict] = {}
         for host in self.hosts:
-            group = groups.setdefault(host.group, {"instance_group_name": host.group,
-                                                   "instance_type": host.instance_type,
-                                                   "hosts": []})
+            group = groups.setdefault(
+                host.group,
+                {"instance_group_name": host.group, "instance_type": host.instance_type, "hosts": []},
+            )
             group["hosts"].append(host.name)
         return {
             "current_host": self.host.name,
@@ -152,8 +173,7 @@ class InstanceContract:
         }
 
     def input_data_config(self) -> dict:
-        default_mode = (self.job.spec.get("AlgorithmSpecification") or {}).get(
-            "TrainingInputMode", "File")
+        default_mode = (self.job.spec.get("AlgorithmSpecification") or {}).get("TrainingInputMode", "File")
         config = {}
         for name, channel in self.channels.items():
             s3 = (channel.get("DataSource") or {}).get("S3DataSource") or {}
@@ -195,10 +215,12 @@ class InstanceContract:
         group_names = [g["instance_group_name"] for g in groups]
         distribution_groups = sm.get("sagemaker_distribution_instance_groups")
         if distribution_groups is None:
-            distribution_groups = ([self.host.group] if any(framework_params.get(f)
-                                                            for f in DISTRIBUTION_FLAGS) else [])
-        distribution_hosts = [h for g in groups if g["instance_group_name"] in distribution_groups
-                              for h in g["hosts"]]
+            distribution_groups = (
+                [self.host.group] if any(framework_params.get(f) for f in DISTRIBUTION_FLAGS) else []
+            )
+        distribution_hosts = [
+            h for g in groups if g["instance_group_name"] in distribution_groups for h in g["hosts"]
+        ]
         hosts = resource_config["hosts"]
         master = distribution_hosts[0] if distribution_hosts else hosts[0]
         program = self.entry_point
@@ -207,8 +229,9 @@ class InstanceContract:
             "channel_input_dirs": {c: str(tree.channel(c)) for c in self.channels},
             "current_host": self.host.name,
             "current_instance_group": self.host.group,
-            "current_instance_group_hosts": next(g["hosts"] for g in groups
-                                                 if g["instance_group_name"] == self.host.group),
+            "current_instance_group_hosts": next(
+                g["hosts"] for g in groups if g["instance_group_name"] == self.host.group
+            ),
             "current_instance_type": self.host.instance_type,
             "distribution_hosts": distribution_hosts,
             "distribution_instance_groups": distribution_groups,
@@ -286,13 +309,18 @@ class InstanceContract:
     def platform_variables(self, warm_pool_cache: str) -> dict[str, str]:
         """What SageMaker sets in every container: the job, its region, the cache, the block's end."""
         job = self.job
-        env = {"TRAINING_JOB_NAME": job.name, "TRAINING_JOB_ARN": job.arn,
-               "AWS_REGION": job.region, "AWS_DEFAULT_REGION": job.region}
+        env = {
+            "TRAINING_JOB_NAME": job.name,
+            "TRAINING_JOB_ARN": job.arn,
+            "AWS_REGION": job.region,
+            "AWS_DEFAULT_REGION": job.region,
+        }
         if self.warm_pool_cache is not None:
             env["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] = warm_pool_cache
         if job.capacity_block_expiration is not None:
             env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] = str(
-                int(job.capacity_block_expiration.timestamp()))
+                int(job.capacity_block_expiration.timestamp())
+            )
         return env
 
     def environment(self, base: Mapping[str, str]) -> dict[str, str]:
@@ -303,24 +331,25 @@ class InstanceContract:
         for name, value in (job.spec.get("Environment") or {}).items():
             env[name] = self.mapper.text(str(value))
         env.update(self.platform_variables(str(self.warm_pool_cache)))
-        env.update({
-            "CURRENT_HOST": self.host.name,
-            "SAGEMAKER_JOB_NAME": env_value(self.sagemaker_hyperparameters.get(JOB_NAME_PARAM, "")),
-            "SAGEMAKER_REGION": env_value(self.sagemaker_hyperparameters.get(REGION_PARAM)
-                                          or job.region),
-        })
+        env.update(
+            {
+                "CURRENT_HOST": self.host.name,
+                "SAGEMAKER_JOB_NAME": env_value(self.sagemaker_hyperparameters.get(JOB_NAME_PARAM, "")),
+                "SAGEMAKER_REGION": env_value(self.sagemaker_hyperparameters.get(REGION_PARAM) or job.region),
+            }
+        )
         env.update(self.sm_variables())
         inherited_path = env.get("PYTHONPATH")
-        env["PYTHONPATH"] = os.pathsep.join([str(self.tree.code)]
-                                            + ([inherited_path] if inherited_path else []))
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(self.tree.code)] + ([inherited_path] if inherited_path else [])
+        )
         return env
 
     def container_environment(self, base: Mapping[str, str]) -> dict[str, str]:
         """A ``ContainerEntrypoint`` job's environment: the image's (``base``), the user's, the platform's."""
         env = inherited(base, LOGIN_NAMES)
         env["PYTHONUNBUFFERED"] = "1"
-        env.update({name: str(value)
-                    for name, value in (self.job.spec.get("Environment") or {}).items()})
+        env.update({name: str(value) for name, value in (self.job.spec.get("Environment") or {}).items()})
         env.update(self.platform_variables(WARM_POOL_CACHE))
         return env
 

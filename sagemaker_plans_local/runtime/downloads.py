@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..domain.object_errors import ObjectStoreError
+from sagemaker_plans_local.services.s3.object_errors import ObjectStoreError
 
 _CHUNK = 1024 * 1024
 
@@ -78,7 +78,7 @@ def _entry(key: str, prefix: str) -> _Entry:
     if key == prefix:  # the prefix names one object: keep its file name
         relative = key.rsplit("/", 1)[-1] if not key.endswith("/") else ""
     else:
-        relative = key[len(prefix):].lstrip("/")
+        relative = key[len(prefix) :].lstrip("/")
     is_dir = relative.endswith("/") or relative == ""
     parts = tuple(part for part in relative.split("/") if part)
     if not parts and not is_dir:

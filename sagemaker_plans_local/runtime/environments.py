@@ -45,8 +45,10 @@ PIP_COMMANDS = ("pip", "pip3")
 #: Runs pip: (argv, env) -> (exit code, output tail); raises processes.Stopped.
 Runner = Callable[[list[str], Mapping[str, str]], tuple[int, str]]
 
-_SITE_QUERY = ("import json, site; print(json.dumps(site.getsitepackages()"
-               " + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])))")
+_SITE_QUERY = (
+    "import json, site; print(json.dumps(site.getsitepackages()"
+    " + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])))"
+)
 
 
 class InstallError(Exception):
@@ -69,13 +71,15 @@ class VirtualEnvironments:
         """The executor Python's site directories (asked once)."""
         with self._lock:
             if self._site_dirs is None:
-                out = subprocess.run([self.python, "-c", _SITE_QUERY], check=True,
-                                     capture_output=True, text=True).stdout
+                out = subprocess.run(
+                    [self.python, "-c", _SITE_QUERY], check=True, capture_output=True, text=True
+                ).stdout
                 self._site_dirs = [d for d in json.loads(out) if os.path.isdir(d)]
             return self._site_dirs
 
-    def prepare(self, venv: Path, requirements: Path, env: Mapping[str, str],
-                run: Runner) -> tuple[str, dict[str, str]]:
+    def prepare(
+        self, venv: Path, requirements: Path, env: Mapping[str, str], run: Runner
+    ) -> tuple[str, dict[str, str]]:
         """Make ``venv`` hold ``requirements``: (its python, the env to run the script with)."""
         python = self.ensure(venv)
         venv_env = activated(env, venv)
@@ -107,13 +111,17 @@ class VirtualEnvironments:
     def _create(self, venv: Path) -> None:
         if venv.exists():
             shutil.rmtree(venv)
-        subprocess.run([self.python, "-m", "venv", "--system-site-packages", "--without-pip",
-                        str(venv)], check=True, capture_output=True)
+        subprocess.run(
+            [self.python, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
+            check=True,
+            capture_output=True,
+        )
         site_packages = next((venv / "lib").glob("python*/site-packages"))
         dirs = self.site_dirs()
         # One line starting with "import" is executed by site.py; no comprehension (scoping).
         (site_packages / PTH_NAME).write_text(
-            "import site; " + "; ".join("site.addsitedir(%s)" % json.dumps(d) for d in dirs) + "\n")
+            "import site; " + "; ".join("site.addsitedir(%s)" % json.dumps(d) for d in dirs) + "\n"
+        )
         for name in PIP_COMMANDS:
             command = venv / "bin" / name
             command.write_text('#!/bin/sh\nexec %s -m pip "$@"\n' % shlex.quote(str(venv / "bin" / "python")))
@@ -136,7 +144,7 @@ def _install_reason(code: int, tail: str) -> str:
         return head
     room = 1024 - len(head) - 2
     if len(tail) > room:
-        tail = "..." + tail[-(room - 3):]
+        tail = "..." + tail[-(room - 3) :]
     return f"{head}: {tail}"
 
 

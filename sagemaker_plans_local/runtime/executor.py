@@ -5,7 +5,7 @@ A script-mode job's entry point runs with the toolkit's contract; a
 ``/opt/ml`` (:mod:`.views`). ``start`` returns at once; a background thread
 prepares every instance (``/opt/ml`` tree, code, data, checkpoints, virtualenv),
 runs the processes concurrently, uploads the artifacts, and then publishes the
-:class:`~sagemaker_plans_local.domain.execution.RunResult`. Instance
+:class:`~sagemaker_plans_local.services.sagemaker.jobs.execution.RunResult`. Instance
 directories live under ``<root>/instances/pools/<pool id>/algo-<i>`` for a
 job on a warm pool (kept for the pool's next job, removed by
 :meth:`LocalExecutor.release`) and ``<root>/instances/jobs/<job>/algo-<i>``
@@ -26,18 +26,45 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import attrs
 
-from ..domain.execution import RunResult
-from . import views
-from .contract import (CONTAINER_CWD, LOG_GROUP, Host, InstanceContract, InstanceTree, JobFacts,
-                       container_command, hosts_of, log_stream, runnable)
-from .environments import REQUIREMENTS, InstallError, VirtualEnvironments, activated
-from .inputs import (ClientError, Snapshot, SourceError, download_channels, download_checkpoints,
-                     fetch_source)
-from .outputs import upload_artifacts, upload_checkpoints
-from .processes import ManagedProcess, ProcessGroup, Stopped, exit_code, run_to_end
+from sagemaker_plans_local.runtime import views
+from sagemaker_plans_local.runtime.contract import (
+    CONTAINER_CWD,
+    LOG_GROUP,
+    Host,
+    InstanceContract,
+    InstanceTree,
+    JobFacts,
+    container_command,
+    hosts_of,
+    log_stream,
+    runnable,
+)
+from sagemaker_plans_local.runtime.environments import (
+    REQUIREMENTS,
+    InstallError,
+    VirtualEnvironments,
+    activated,
+)
+from sagemaker_plans_local.runtime.inputs import (
+    ClientError,
+    Snapshot,
+    SourceError,
+    download_channels,
+    download_checkpoints,
+    fetch_source,
+)
+from sagemaker_plans_local.runtime.outputs import upload_artifacts, upload_checkpoints
+from sagemaker_plans_local.runtime.processes import (
+    ManagedProcess,
+    ProcessGroup,
+    Stopped,
+    exit_code,
+    run_to_end,
+)
+from sagemaker_plans_local.services.sagemaker.jobs.execution import RunResult
 
 if TYPE_CHECKING:
-    from ..domain.job_records import TrainingJob
+    from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 
 #: Seconds between SIGTERM and SIGKILL when a run is stopped.
 STOP_GRACE_SECONDS = 5.0
@@ -53,11 +80,18 @@ VENV = "venv"
 class LocalExecutor:
     """Implements the domain's ``Executor`` port with local subprocesses."""
 
-    def __init__(self, root: Path, object_store: Any, log_store: Any, clock: Any,
-                 python: str = sys.executable, *,
-                 stop_grace_seconds: float = STOP_GRACE_SECONDS,
-                 job_environment: Mapping[str, str] | None = None,
-                 job_python_path: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        object_store: Any,
+        log_store: Any,
+        clock: Any,
+        python: str = sys.executable,
+        *,
+        stop_grace_seconds: float = STOP_GRACE_SECONDS,
+        job_environment: Mapping[str, str] | None = None,
+        job_python_path: Sequence[str] = (),
+    ) -> None:
         self.root = Path(root)
         self.object_store = object_store
         self.log_store = log_store
@@ -77,8 +111,7 @@ class LocalExecutor:
         return runnable(job.spec)
 
     def start(self, job: "TrainingJob", at: datetime) -> "LocalRun":
-        facts = JobFacts(job.name, job.arn, job.spec, job.cache_dir,
-                         job.capacity_block_expiration)
+        facts = JobFacts(job.name, job.arn, job.spec, job.cache_dir, job.capacity_block_expiration)
         pooled = job.pool is not None
         key = self._key(job.pool.pool_id if pooled else job.name, pooled)
         with self._lock:
@@ -174,8 +207,15 @@ class InstanceLog:
 class LocalRun:
     """One run of a job's entry point on all its instances (the domain's ``Run``)."""
 
-    def __init__(self, executor: LocalExecutor, facts: JobFacts, at: datetime, key: str,
-                 pooled: bool, previous: "LocalRun | None") -> None:
+    def __init__(
+        self,
+        executor: LocalExecutor,
+        facts: JobFacts,
+        at: datetime,
+        key: str,
+        pooled: bool,
+        previous: "LocalRun | None",
+    ) -> None:
         self.executor = executor
         self.facts = facts
         self.at = at
@@ -227,8 +267,11 @@ class LocalRun:
                 self._previous = None
             result = self._execute()
         except Exception as error:  # a bug or a failing store: the run still ends
-            result = RunResult(SETUP_EXIT_CODE, self._since_start(), _limit(
-                f"InternalServerError: {type(error).__name__}: {error}"))
+            result = RunResult(
+                SETUP_EXIT_CODE,
+                self._since_start(),
+                _limit(f"InternalServerError: {type(error).__name__}: {error}"),
+            )
         finally:
             self._group.close()
         self._result = result
@@ -248,9 +291,16 @@ class LocalRun:
                 return RunResult(SETUP_EXIT_CODE, self._since_start(), views.failure_reason(cause))
         base = self.executor.root / "instances" / self.key
         outcomes = [InstanceOutcome() for _ in self.hosts]
-        threads = [threading.Thread(target=self._instance, args=(i, base, outcomes[i]),
-                                    name=f"run-{self.facts.name}-{host.name}", daemon=True)
-                   for i, host in enumerate(self.hosts) if i > 0]
+        threads = [
+            threading.Thread(
+                target=self._instance,
+                args=(i, base, outcomes[i]),
+                name=f"run-{self.facts.name}-{host.name}",
+                daemon=True,
+            )
+            for i, host in enumerate(self.hosts)
+            if i > 0
+        ]
         for thread in threads:
             thread.start()
         if outcomes:
@@ -273,8 +323,7 @@ class LocalRun:
             contract = InstanceContract(self.facts, host, self.hosts, tree)
             self._inputs(contract, outcome)
             outcome.tree = tree  # inputs in place: from here on, outputs are uploaded
-            argv, env = self._command(contract, base if contract.command is None else tree.root,
-                                      log)
+            argv, env = self._command(contract, base if contract.command is None else tree.root, log)
             code, process = run_to_end(self._group, argv, tree.code, env, log.line)
             outcome.exit_code = code
             if code != 0:
@@ -309,13 +358,13 @@ class LocalRun:
             return
         uri = self.facts.spec["CheckpointConfig"].get("S3Uri")
         if uri:
-            outcome.checkpoints = (uri, checkpoint_dir,
-                                   download_checkpoints(store, uri, checkpoint_dir))
+            outcome.checkpoints = (uri, checkpoint_dir, download_checkpoints(store, uri, checkpoint_dir))
         else:
             checkpoint_dir.mkdir(parents=True, exist_ok=True)
 
-    def _command(self, contract: InstanceContract, home: Path,
-                 log: InstanceLog) -> tuple[list[str], dict[str, str]]:
+    def _command(
+        self, contract: InstanceContract, home: Path, log: InstanceLog
+    ) -> tuple[list[str], dict[str, str]]:
         """The process's command line and environment, once the virtualenv in ``home`` is ready.
 
         A script-mode job's instances share one (``home`` is the job's directory): the first
@@ -328,16 +377,17 @@ class LocalRun:
         if contract.command is not None:
             executor.environments.ensure(venv)
             env = activated(executor.container_environment(contract), venv)
-            argv = views.launcher(tree.opt_ml, contract.warm_pool_cache, CONTAINER_CWD,
-                                  contract.command)
+            argv = views.launcher(tree.opt_ml, contract.warm_pool_cache, CONTAINER_CWD, contract.command)
             return argv, env
         env = executor.script_environment(contract)
         python = executor.python
         requirements = tree.code / REQUIREMENTS
         if requirements.is_file():
+
             def pip(argv: list[str], pip_env: Any) -> tuple[int, str]:
                 code, process = run_to_end(self._group, argv, tree.code, pip_env, log.line)
                 return code, (process.stderr_tail.text() or process.output_tail.text()).strip()
+
             with self._venv_lock:
                 python, env = executor.environments.prepare(venv, requirements, env, pip)
         return contract.argv(python), env
@@ -350,9 +400,16 @@ class LocalRun:
         output_path = config.get("S3OutputPath")
         if first is not None and first.tree is not None and output_path:
             tree = first.tree
-            upload_artifacts(store, output_path, facts.name, facts.region,
-                             tree.model if keep_model else None, tree.output_data, tree.scratch,
-                             compressed=config.get("CompressionType") != "NONE")
+            upload_artifacts(
+                store,
+                output_path,
+                facts.name,
+                facts.region,
+                tree.model if keep_model else None,
+                tree.output_data,
+                tree.scratch,
+                compressed=config.get("CompressionType") != "NONE",
+            )
         for outcome in reversed(outcomes):  # algo-1 last: its files win
             if outcome.checkpoints is not None:
                 uri, local, baseline = outcome.checkpoints
@@ -360,7 +417,7 @@ class LocalRun:
 
 
 def _limit(text: str) -> str:
-    return text if len(text) <= REASON_LIMIT else text[:REASON_LIMIT - 3] + "..."
+    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
 
 
 def _failure_reason(failure_file: Path, process: ManagedProcess, code: int) -> str:

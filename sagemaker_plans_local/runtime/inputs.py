@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import IO, Any
 from urllib.parse import unquote, urlparse
 
-from ..domain.object_store import ObjectStoreError, parse_s3_uri
-from .contract import InstanceContract
-from .downloads import download_prefix
+from sagemaker_plans_local.runtime.contract import InstanceContract
+from sagemaker_plans_local.runtime.downloads import download_prefix
+from sagemaker_plans_local.services.s3.objects import ObjectStoreError, parse_s3_uri
 
 Snapshot = dict[str, tuple[int, int]]  # relative path -> (size, mtime_ns)
 
@@ -49,13 +49,17 @@ def fetch_source(store: Any, submit_directory: str, code_dir: Path) -> None:
         try:
             stored = store.get_object(bucket, key)
         except ObjectStoreError as error:  # NoSuchBucket / NoSuchKey
-            raise SourceError(f"Failed to download the source code from {submit_directory}: "
-                              f"{type(error).__name__}: {error}") from error
+            raise SourceError(
+                f"Failed to download the source code from {submit_directory}: {type(error).__name__}: {error}"
+            ) from error
         with stored.open() as archive:
             safe_extract(archive, code_dir)
         return
-    local = Path(unquote(urlparse(submit_directory).path)
-                 if submit_directory.startswith("file://") else submit_directory)
+    local = Path(
+        unquote(urlparse(submit_directory).path)
+        if submit_directory.startswith("file://")
+        else submit_directory
+    )
     if local.is_dir():
         shutil.copytree(local, code_dir, dirs_exist_ok=True)
     elif local.is_file():
@@ -91,25 +95,29 @@ def safe_extract(archive: IO[bytes], dest: Path) -> int:
 def _check_member(member: tarfile.TarInfo, root: str) -> None:
     name = member.name
     if os.path.isabs(name) or name.startswith(("/", "\\")):
-        raise UnsafeArchive(f"Refusing to extract the source archive: member {name!r} "
-                            "has an absolute path")
+        raise UnsafeArchive(f"Refusing to extract the source archive: member {name!r} has an absolute path")
     target = os.path.realpath(os.path.join(root, name))
     if not _inside(target, root):
-        raise UnsafeArchive(f"Refusing to extract the source archive: member {name!r} "
-                            "would be written outside the code directory")
+        raise UnsafeArchive(
+            f"Refusing to extract the source archive: member {name!r} "
+            "would be written outside the code directory"
+        )
     if member.issym():
         link = os.path.realpath(os.path.join(os.path.dirname(target), member.linkname))
         if os.path.isabs(member.linkname) or not _inside(link, root):
-            raise UnsafeArchive(f"Refusing to extract the source archive: symlink {name!r} "
-                                f"points outside the code directory ({member.linkname!r})")
+            raise UnsafeArchive(
+                f"Refusing to extract the source archive: symlink {name!r} "
+                f"points outside the code directory ({member.linkname!r})"
+            )
     elif member.islnk():
         link = os.path.realpath(os.path.join(root, member.linkname))
         if not _inside(link, root):
-            raise UnsafeArchive(f"Refusing to extract the source archive: hard link {name!r} "
-                                f"points outside the code directory ({member.linkname!r})")
+            raise UnsafeArchive(
+                f"Refusing to extract the source archive: hard link {name!r} "
+                f"points outside the code directory ({member.linkname!r})"
+            )
     elif not (member.isfile() or member.isdir()):
-        raise UnsafeArchive(f"Refusing to extract the source archive: member {name!r} "
-                            "is a device or FIFO")
+        raise UnsafeArchive(f"Refusing to extract the source archive: member {name!r} is a device or FIFO")
 
 
 # -- channels ---------------------------------------------------------------------------
@@ -119,7 +127,8 @@ def no_objects(uri: str, bucket: str, region: str, role: str) -> ClientError:
         f'ClientError: No S3 objects found under S3 URL "{uri}" given in input data source. '
         f"Please ensure that the bucket exists in the selected region ({region}), that objects "
         f'exist under that S3 prefix, and that the role "{role}" has "s3:ListBucket" '
-        f'permissions on bucket "{bucket}".')
+        f'permissions on bucket "{bucket}".'
+    )
 
 
 def download_channels(store: Any, contract: InstanceContract) -> None:
@@ -131,16 +140,22 @@ def download_channels(store: Any, contract: InstanceContract) -> None:
         s3 = source.get("S3DataSource")
         if s3 is None:
             kind = next(iter(source), "unknown")
-            raise ClientError(f"ClientError: Channel {name!r} uses a {kind}, which the local "
-                              "runtime does not support; only S3DataSource is supported.")
+            raise ClientError(
+                f"ClientError: Channel {name!r} uses a {kind}, which the local "
+                "runtime does not support; only S3DataSource is supported."
+            )
         data_type = s3.get("S3DataType", "S3Prefix")
         if data_type != "S3Prefix":
-            raise ClientError(f"ClientError: Channel {name!r} has S3DataType {data_type}, which "
-                              "the local runtime does not support; only S3Prefix is supported.")
+            raise ClientError(
+                f"ClientError: Channel {name!r} has S3DataType {data_type}, which "
+                "the local runtime does not support; only S3Prefix is supported."
+            )
         mode = modes[name]["TrainingInputMode"]
         if mode == "Pipe":
-            raise ClientError(f"ClientError: Channel {name!r} uses TrainingInputMode Pipe, which "
-                              "the local runtime does not support; use File or FastFile.")
+            raise ClientError(
+                f"ClientError: Channel {name!r} uses TrainingInputMode Pipe, which "
+                "the local runtime does not support; use File or FastFile."
+            )
         uri = s3["S3Uri"]
         bucket, prefix = parse_s3_uri(uri)
         dest = contract.tree.channel(name)
@@ -150,8 +165,9 @@ def download_channels(store: Any, contract: InstanceContract) -> None:
         try:
             written = download_prefix(store, bucket, prefix, dest)
         except ObjectStoreError as error:  # a key that cannot be a file (UnsafeDownload), ...
-            raise ClientError(f"ClientError: Data download failed for channel {name!r} "
-                              f"from {uri}: {error}") from error
+            raise ClientError(
+                f"ClientError: Data download failed for channel {name!r} from {uri}: {error}"
+            ) from error
         if written == 0:
             raise no_objects(uri, bucket, contract.job.region, role)
 
@@ -182,4 +198,3 @@ def snapshot(directory: Path) -> Snapshot:
             stat = os.stat(path)
             files[os.path.relpath(path, directory)] = (stat.st_size, stat.st_mtime_ns)
     return files
-

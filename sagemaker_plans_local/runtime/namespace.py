@@ -57,10 +57,12 @@ def _call(result: int, what: str) -> None:
         code = ctypes.get_errno()
         hint = ""
         if code in (errno.EPERM, errno.EACCES, errno.ENOSPC) and "unshare" in what:
-            hint = (" (unprivileged user namespaces are disabled or blocked here: "
-                    "kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, "
-                    "kernel.apparmor_restrict_unprivileged_userns=1 or a seccomp filter "
-                    "such as a container's default profile)")
+            hint = (
+                " (unprivileged user namespaces are disabled or blocked here: "
+                "kernel.unprivileged_userns_clone=0, user.max_user_namespaces=0, "
+                "kernel.apparmor_restrict_unprivileged_userns=1 or a seccomp filter "
+                "such as a container's default profile)"
+            )
         raise ViewError(f"{what}: {os.strerror(code)}{hint}")
 
 
@@ -84,13 +86,14 @@ def unshare() -> None:
     _write("/proc/self/gid_map", f"0 {gid} 1")
 
 
-def mount(source: str | None, target: str, fstype: str | None, flags: int,
-          data: str | None = None) -> None:
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     def encode(s: str | None) -> bytes | None:
         return s.encode() if s is not None else None
 
-    _call(_libc().mount(encode(source), target.encode(), encode(fstype), flags, encode(data)),
-          f"mount {source or fstype} on {target}")
+    _call(
+        _libc().mount(encode(source), target.encode(), encode(fstype), flags, encode(data)),
+        f"mount {source or fstype} on {target}",
+    )
 
 
 def _bind(source: str, target: str) -> None:

@@ -17,7 +17,7 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
-from .inputs import Snapshot, checkpoint_prefix, parse_s3_uri, snapshot
+from sagemaker_plans_local.runtime.inputs import Snapshot, checkpoint_prefix, parse_s3_uri, snapshot
 
 MODEL_ARCHIVE = "model.tar.gz"
 #: Where an uncompressed model's files go, under the job's output prefix.
@@ -59,9 +59,16 @@ def ensure_bucket(store: Any, bucket: str, region: str) -> None:
             raise
 
 
-def upload_artifacts(store: Any, s3_output_path: str, job_name: str, region: str,
-                     model_dir: Path | None, output_data_dir: Path, scratch: Path,
-                     compressed: bool = True) -> list[str]:
+def upload_artifacts(
+    store: Any,
+    s3_output_path: str,
+    job_name: str,
+    region: str,
+    model_dir: Path | None,
+    output_data_dir: Path,
+    scratch: Path,
+    compressed: bool = True,
+) -> list[str]:
     """Upload the model (when ``model_dir`` is given: ``model.tar.gz``, or its files as they are
     when not ``compressed``) and ``output.tar.gz``; the URIs written."""
     bucket, prefix = output_prefix(s3_output_path, job_name)
@@ -74,7 +81,8 @@ def upload_artifacts(store: Any, s3_output_path: str, job_name: str, region: str
             uploaded.append(f"s3://{bucket}/{key}")
         model_dir = None
     pairs = ([(model_dir, MODEL_ARCHIVE)] if model_dir is not None else []) + [
-        (output_data_dir, OUTPUT_ARCHIVE)]
+        (output_data_dir, OUTPUT_ARCHIVE)
+    ]
     for directory, name in pairs:
         archive = pack(directory, scratch / name)
         store.upload_file(bucket, prefix + name, archive)
@@ -83,8 +91,7 @@ def upload_artifacts(store: Any, s3_output_path: str, job_name: str, region: str
     return uploaded
 
 
-def upload_checkpoints(store: Any, s3_uri: str, local_dir: Path, baseline: Snapshot,
-                       region: str) -> int:
+def upload_checkpoints(store: Any, s3_uri: str, local_dir: Path, baseline: Snapshot, region: str) -> int:
     """Upload files new or changed since ``baseline``; returns how many."""
     if not local_dir.is_dir():
         return 0

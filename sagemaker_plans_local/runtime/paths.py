@@ -31,6 +31,7 @@ class PathMapper:
     def text(self, value: str) -> str:
         def replace(match: re.Match) -> str:
             return str(self.warm_pool_cache) if match.group(1) else str(self.opt_ml)
+
         return _OPT_ML.sub(replace, value)
 
     def value(self, value: Any) -> Any:
@@ -115,7 +116,12 @@ class InstanceTree:
         for stale in (self.opt_ml, self.scratch):
             if stale.exists():
                 shutil.rmtree(stale)
-        for directory in (self.input_config, self.input_data, self.model, self.output_data,
-                          self.code, self.scratch):
+        for directory in (
+            self.input_config,
+            self.input_data,
+            self.model,
+            self.output_data,
+            self.code,
+            self.scratch,
+        ):
             directory.mkdir(parents=True, exist_ok=True)
-

@@ -32,7 +32,7 @@ LineSink = Callable[[str, bool], None]  # (line, from_stderr)
 #: Whether processes run under the supervisor (it needs Linux's prctl).
 SUPERVISED = sys.platform.startswith("linux")
 if SUPERVISED:
-    from . import supervisor
+    from sagemaker_plans_local.runtime import supervisor
 
 
 def exit_code(returncode: int) -> int:
@@ -55,14 +55,15 @@ class Tail:
             self._size -= len(self._lines.popleft()) + 1
 
     def text(self) -> str:
-        return "\n".join(self._lines)[-self._limit:]
+        return "\n".join(self._lines)[-self._limit :]
 
 
 class ManagedProcess:
     """One child process whose stdout and stderr are read line by line."""
 
-    def __init__(self, argv: Sequence[str], cwd: str | os.PathLike, env: Mapping[str, str],
-                 sink: LineSink) -> None:
+    def __init__(
+        self, argv: Sequence[str], cwd: str | os.PathLike, env: Mapping[str, str], sink: LineSink
+    ) -> None:
         self.stderr_tail = Tail()
         self.output_tail = Tail()
         self._sink = sink
@@ -71,8 +72,14 @@ class ManagedProcess:
         if SUPERVISED:
             command = [sys.executable, "-I", "-S", supervisor.__file__, str(os.getpid()), *command]
         self._popen = subprocess.Popen(
-            command, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+            command,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         self._readers = [
             threading.Thread(target=self._pump, args=(self._popen.stdout, False), daemon=True),
             threading.Thread(target=self._pump, args=(self._popen.stderr, True), daemon=True),
@@ -150,8 +157,9 @@ class ProcessGroup:
     def cancelled(self) -> bool:
         return self._cancelled
 
-    def launch(self, argv: Sequence[str], cwd: str | os.PathLike, env: Mapping[str, str],
-               sink: LineSink) -> ManagedProcess:
+    def launch(
+        self, argv: Sequence[str], cwd: str | os.PathLike, env: Mapping[str, str], sink: LineSink
+    ) -> ManagedProcess:
         with self._lock:
             if self._cancelled:
                 raise Stopped()
@@ -189,8 +197,9 @@ class ProcessGroup:
             killer.cancel()
 
 
-def run_to_end(group: ProcessGroup, argv: Sequence[str], cwd: str | os.PathLike,
-               env: Mapping[str, str], sink: LineSink) -> tuple[int, ManagedProcess]:
+def run_to_end(
+    group: ProcessGroup, argv: Sequence[str], cwd: str | os.PathLike, env: Mapping[str, str], sink: LineSink
+) -> tuple[int, ManagedProcess]:
     """Launch in ``group`` and wait: ``(exit code, process)``; raises :class:`Stopped`."""
     process = group.launch(argv, cwd, env, sink)
     try:

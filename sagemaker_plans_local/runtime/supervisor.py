@@ -47,7 +47,7 @@ def descendants(root: int) -> list[int]:
                 stat = handle.read()
         except OSError:
             continue  # it has just exited
-        ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        ppid = int(stat[stat.rfind(b")") + 2 :].split()[1])
         children.setdefault(ppid, []).append(int(entry))
     found, frontier = [], [root]
     while frontier:

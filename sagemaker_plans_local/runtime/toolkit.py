@@ -17,14 +17,24 @@ REGION_PARAM = "sagemaker_region"
 SAGEMAKER_PREFIX = "sagemaker_"
 #: The toolkit's own hyperparameters (params.SAGEMAKER_HYPERPARAMETERS): not framework params.
 TOOLKIT_HYPERPARAMETERS = (
-    PROGRAM, SUBMIT_DIRECTORY, "sagemaker_enable_cloudwatch_metrics", REGION_PARAM, LOG_LEVEL,
-    JOB_NAME_PARAM, "default_user_module_name", "_tuning_objective_metric", "sagemaker_s3_output",
+    PROGRAM,
+    SUBMIT_DIRECTORY,
+    "sagemaker_enable_cloudwatch_metrics",
+    REGION_PARAM,
+    LOG_LEVEL,
+    JOB_NAME_PARAM,
+    "default_user_module_name",
+    "_tuning_objective_metric",
+    "sagemaker_s3_output",
 )
 #: Framework flags that put the current instance group under distribution (toolkit rule).
 DISTRIBUTION_FLAGS = (
-    "sagemaker_mpi_enabled", "sagemaker_parameter_server_enabled",
-    "sagemaker_distributed_dataparallel_enabled", "sagemaker_pytorch_ddp_enabled",
-    "sagemaker_pytorch_xla_multi_worker_enabled", "sagemaker_multi_worker_mirrored_strategy_enabled",
+    "sagemaker_mpi_enabled",
+    "sagemaker_parameter_server_enabled",
+    "sagemaker_distributed_dataparallel_enabled",
+    "sagemaker_pytorch_ddp_enabled",
+    "sagemaker_pytorch_xla_multi_worker_enabled",
+    "sagemaker_multi_worker_mirrored_strategy_enabled",
 )
 HOMOGENEOUS = "homogeneousCluster"
 INFO = 20  # logging.INFO, the toolkit's default log level
@@ -49,8 +59,9 @@ def script_mode(spec: Mapping) -> tuple[str, str] | None:
 
 def split_hyperparameters(decoded: Mapping[str, Any]) -> tuple[dict, dict]:
     """``(user hyperparameters, sagemaker_* ones)`` as the toolkit splits them."""
-    sagemaker = {k: v for k, v in decoded.items()
-                 if k in TOOLKIT_HYPERPARAMETERS or k.startswith(SAGEMAKER_PREFIX)}
+    sagemaker = {
+        k: v for k, v in decoded.items() if k in TOOLKIT_HYPERPARAMETERS or k.startswith(SAGEMAKER_PREFIX)
+    }
     user = {k: v for k, v in decoded.items() if k not in sagemaker}
     return user, sagemaker
 
@@ -87,4 +98,3 @@ def env_value(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-

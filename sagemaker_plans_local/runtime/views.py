@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from . import namespace
+from sagemaker_plans_local.runtime import namespace
 
 DOCS = 'docs/local-runtime.md, "ContainerEntrypoint jobs and the /opt/ml view"'
 
@@ -36,25 +36,30 @@ def _probe() -> str | None:
     if not sys.platform.startswith("linux"):
         return f"mount namespaces need Linux; this is {sys.platform}"
     with tempfile.TemporaryDirectory(prefix="sagemaker-plans-local-probe-") as scratch:
-        done = subprocess.run([*_program(), "--probe", scratch], stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, check=False)
+        done = subprocess.run(
+            [*_program(), "--probe", scratch],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
     if done.returncode == 0:
         return None
-    return (done.stdout.strip() or done.stderr.strip()
-            or f"the probe exited with code {done.returncode}")
+    return done.stdout.strip() or done.stderr.strip() or f"the probe exited with code {done.returncode}"
 
 
 def failure_reason(cause: str) -> str:
     """The FailureReason of a container job on a machine that cannot give it its view."""
-    return ("ClientError: The local runtime cannot show a ContainerEntrypoint job its instance "
-            f"at /opt/ml on this machine ({cause}). It needs Linux with unprivileged user "
-            f"namespaces, or root; see {DOCS}.")
+    return (
+        "ClientError: The local runtime cannot show a ContainerEntrypoint job its instance "
+        f"at /opt/ml on this machine ({cause}). It needs Linux with unprivileged user "
+        f"namespaces, or root; see {DOCS}."
+    )
 
 
 def launcher(opt_ml: Path, cache: Path | None, cwd: str, command: Sequence[str]) -> list[str]:
     """The command line that runs ``command`` in ``cwd`` with ``opt_ml`` (and ``cache``) in view."""
-    return [*_program(), str(opt_ml), str(cache) if cache is not None else "", cwd, "--",
-            *command]
+    return [*_program(), str(opt_ml), str(cache) if cache is not None else "", cwd, "--", *command]
 
 
 def _program() -> list[str]:

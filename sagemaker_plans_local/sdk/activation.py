@@ -13,11 +13,11 @@ from typing import Callable, Iterator
 
 import boto3
 
-from ..backend import LocalBackend
-from . import routing
-from .default_backend import default_backend
-from .flag import local_by_default
-from .major import installed_major, layer
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.default_backend import default_backend
+from sagemaker_plans_local.sdk.flag import local_by_default
+from sagemaker_plans_local.sdk.major import installed_major, layer
 
 _lock = threading.Lock()
 _open: list[contextlib.ExitStack] = []
@@ -57,7 +57,7 @@ def sdk_layer(backend: LocalBackend) -> Iterator[None]:
         routing.push(backend)
         stack.callback(routing.pop, backend)
         if major >= 3:
-            from .v3.cached_clients import routed
+            from sagemaker_plans_local.sdk.v3.cached_clients import routed
 
             stack.enter_context(routed(backend))
         yield

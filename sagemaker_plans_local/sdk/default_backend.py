@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from ..backend import LocalBackend
+from sagemaker_plans_local.backend import LocalBackend
 
 _lock = threading.Lock()
 _backend: LocalBackend | None = None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from .major import sdk_major
+from sagemaker_plans_local.sdk.major import sdk_major
 
-V3_MESSAGE = ("sagemaker_plans_local.Estimator needs SageMaker Python SDK v2; SDK {major} has no Estimator. "
-              "Use sagemaker.train.ModelTrainer(..., sagemaker_session=sagemaker_plans_local.Session()) "
-              "(see docs/sdk.md).")
+V3_MESSAGE = (
+    "sagemaker_plans_local.Estimator needs SageMaker Python SDK v2; SDK {major} has no Estimator. "
+    "Use sagemaker.train.ModelTrainer(..., sagemaker_session=sagemaker_plans_local.Session()) "
+    "(see docs/sdk.md)."
+)
 
 
 def estimator_class() -> type:
@@ -14,7 +16,7 @@ def estimator_class() -> type:
     major = sdk_major()
     if major != 2:
         raise ImportError(V3_MESSAGE.format(major=major), name="Estimator")
-    from .v2.estimator import Estimator
+    from sagemaker_plans_local.sdk.v2.estimator import Estimator
 
     return Estimator
 

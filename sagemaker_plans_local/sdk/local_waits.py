@@ -18,10 +18,10 @@ from __future__ import annotations
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from ..domain.statuses import FINISHED_JOB_STATUSES as _ENDED
+from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 if TYPE_CHECKING:
-    from ..backend import LocalBackend
+    from sagemaker_plans_local.backend import LocalBackend
 
 #: Real seconds between log flushes while a job's process runs.
 LOG_FLUSH_SECONDS = 0.05
@@ -35,8 +35,9 @@ def wait_for_job(session, backend: "LocalBackend", job_name: str, helpers: Modul
     return description
 
 
-def logs_for_job(session, backend: "LocalBackend", job_name: str, helpers: ModuleType,
-                 wait: bool = False) -> dict:
+def logs_for_job(
+    session, backend: "LocalBackend", job_name: str, helpers: ModuleType, wait: bool = False
+) -> dict:
     """Like ``Session.logs_for_job``: print status and the job's log streams as SageMaker does."""
     client = session.sagemaker_client
     description = client.describe_training_job(TrainingJobName=job_name)
@@ -64,8 +65,15 @@ class _LogReader:
     """The SDK's log-stream state for one job, flushed with the SDK's own ``_flush_log_streams``."""
 
     def __init__(self, session, description: dict, job_name: str, helpers: ModuleType) -> None:
-        (self.instance_count, self.stream_names, self.positions, self.logs, self.log_group, self.dot,
-         self.color_wrap) = helpers._logs_init(session.boto_session, description, job="Training")
+        (
+            self.instance_count,
+            self.stream_names,
+            self.positions,
+            self.logs,
+            self.log_group,
+            self.dot,
+            self.color_wrap,
+        ) = helpers._logs_init(session.boto_session, description, job="Training")
         self.job_name = job_name
         self._helpers = helpers
 
@@ -73,13 +81,22 @@ class _LogReader:
         """Print new log lines; with ``dots=False`` print nothing (no dot) while no stream exists."""
         if not dots and not self.positions and not self._has_stream():
             return
-        self._helpers._flush_log_streams(self.stream_names, self.instance_count, self.logs, self.log_group,
-                                         self.job_name, self.positions, self.dot, self.color_wrap)
+        self._helpers._flush_log_streams(
+            self.stream_names,
+            self.instance_count,
+            self.logs,
+            self.log_group,
+            self.job_name,
+            self.positions,
+            self.dot,
+            self.color_wrap,
+        )
 
     def _has_stream(self) -> bool:
         try:
-            found = self.logs.describe_log_streams(logGroupName=self.log_group,
-                                                   logStreamNamePrefix=self.job_name + "/", limit=1)
+            found = self.logs.describe_log_streams(
+                logGroupName=self.log_group, logStreamNamePrefix=self.job_name + "/", limit=1
+            )
         except self.logs.exceptions.ResourceNotFoundException:
             return False
         return bool(found["logStreams"])
@@ -116,5 +133,5 @@ def _through_training(description: dict, last: dict) -> dict | None:
     seen = len(last.get("SecondaryStatusTransitions") or [])
     for index in range(seen, len(transitions)):
         if transitions[index]["Status"] == "Training":
-            return {**description, "SecondaryStatusTransitions": transitions[:index + 1]}
+            return {**description, "SecondaryStatusTransitions": transitions[: index + 1]}
     return None

@@ -14,9 +14,9 @@ from __future__ import annotations
 import logging
 from types import ModuleType
 
-from . import routing
-from .local_waits import LOG_FLUSH_SECONDS
-from ..domain.statuses import FINISHED_JOB_STATUSES as _ENDED
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.local_waits import LOG_FLUSH_SECONDS
+from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from ..backend import LocalBackend
+    from sagemaker_plans_local.backend import LocalBackend
 
 _lock = threading.Lock()
 _active: list["LocalBackend"] = []
@@ -26,16 +26,21 @@ def register_boto_session(boto_session: Any, backend: "LocalBackend") -> None:
         _boto_sessions[boto_session] = backend
 
 
-def local_session(session: Any, backend: "LocalBackend | None", local: bool | None,
-                  kwargs: dict, install_waits: Callable[[], None]) -> None:
+def local_session(
+    session: Any,
+    backend: "LocalBackend | None",
+    local: bool | None,
+    kwargs: dict,
+    install_waits: Callable[[], None],
+) -> None:
     """Make ``session`` (an SDK session about to initialise with ``kwargs``) local or not.
 
     Sets ``session.local`` (default: the flag) and ``session.backend`` (default: the
     process-wide backend); a local session gets the backend's boto3 session and the
     major's local waits.
     """
-    from .default_backend import default_backend
-    from .flag import local_by_default
+    from sagemaker_plans_local.sdk.default_backend import default_backend
+    from sagemaker_plans_local.sdk.flag import local_by_default
 
     session.local = local_by_default() if local is None else local
     session.backend = (backend or default_backend()) if session.local else None
@@ -78,8 +83,9 @@ def backend_for(session: Any = None) -> "LocalBackend | None":
     return active()
 
 
-def route_remote_function_wait(remote_job: ModuleType,
-                               local_logs: Callable[[Any, "LocalBackend", str, bool], dict]) -> None:
+def route_remote_function_wait(
+    remote_job: ModuleType, local_logs: Callable[[Any, "LocalBackend", str, bool], dict]
+) -> None:
     """Make ``remote_job._logs_for_job`` (what ``@remote`` jobs wait with) wait on the session's backend.
 
     ``local_logs(session, backend, job_name, wait)`` answers local sessions; others get the SDK's own.

@@ -8,8 +8,8 @@ SDK v2: :class:`sagemaker_plans_local.sdk.v2.session.Session`, a
 
 from __future__ import annotations
 
-from .flag import FLAG, local_by_default  # noqa: F401  (part of this module's surface)
-from .major import layer
+from sagemaker_plans_local.sdk.flag import FLAG, local_by_default  # noqa: F401  (part of this module's surface)
+from sagemaker_plans_local.sdk.major import layer
 
 
 def session_class() -> type:

@@ -19,16 +19,19 @@ import logging
 import sys
 import threading
 
-from . import routing
-from .major import sdk_major
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.major import sdk_major
 
 _lock = threading.Lock()
 _installed = False
 
 
 def _module():
-    name = "sagemaker.telemetry.telemetry_logging" if sdk_major() == 2 else \
-        "sagemaker.core.telemetry.telemetry_logging"
+    name = (
+        "sagemaker.telemetry.telemetry_logging"
+        if sdk_major() == 2
+        else "sagemaker.core.telemetry.telemetry_logging"
+    )
     return importlib.import_module(name)
 
 

@@ -12,16 +12,16 @@ is serialized only if someone reads it.
 
 from __future__ import annotations
 
-import json
 import itertools
+import json
 import os
 from typing import Any, Callable
 
 from botocore.awsrequest import AWSResponse
 from botocore.parsers import JSONParser
 
-from .response_decoder import decoder_for
-from .timestamps import parse_wire_timestamp
+from sagemaker_plans_local.transport.response_decoder import decoder_for
+from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
 
 Answer = Callable[[str, str, bytes], "tuple[int, dict]"]
 
@@ -58,12 +58,14 @@ class BotocoreHook:
         """Make ``client`` (of this hook's service) answered by the hook."""
         service_id = client.meta.service_model.service_id.hyphenize()
         client.meta.events.register_first(
-            f"before-call.{service_id}", self, unique_id=f"sagemaker-plans-local-{id(self)}")
+            f"before-call.{service_id}", self, unique_id=f"sagemaker-plans-local-{id(self)}"
+        )
 
     def attach_to_session(self, botocore_session, service_id: str) -> None:
         """Answer every client ``botocore_session`` creates later for ``service_id``."""
-        botocore_session.register(f"before-call.{service_id}", self,
-                                  unique_id=f"sagemaker-plans-local-{id(self)}")
+        botocore_session.register(
+            f"before-call.{service_id}", self, unique_id=f"sagemaker-plans-local-{id(self)}"
+        )
 
     def __call__(self, model, params, context, **_: Any):
         if not self._enabled():
@@ -80,9 +82,14 @@ class BotocoreHook:
             parsed["ResponseMetadata"] = {"RequestId": rid}
         else:
             parsed = self._parser.parse(
-                {"status_code": status, "headers": headers, "body": http.content,
-                 "context": {"operation_name": model.name}},
-                model.output_shape)
+                {
+                    "status_code": status,
+                    "headers": headers,
+                    "body": http.content,
+                    "context": {"operation_name": model.name},
+                },
+                model.output_shape,
+            )
         metadata = parsed["ResponseMetadata"]
         metadata["HTTPStatusCode"] = status
         metadata["HTTPHeaders"] = headers

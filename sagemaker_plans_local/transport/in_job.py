@@ -75,7 +75,7 @@ def _patch(client_module) -> None:
 
 
 def _answer_locally(client, hooks: dict) -> None:
-    from .refusal import refuse_other_services
+    from sagemaker_plans_local.transport.refusal import refuse_other_services
 
     name = client.meta.service_model.service_name
     if not hooks:
@@ -84,21 +84,24 @@ def _answer_locally(client, hooks: dict) -> None:
     if hook is not None:
         hook.attach(client)
     else:
-        client.meta.events.register_first("before-call", refuse_other_services,
-                                          unique_id="sagemaker-plans-local-refuse")
+        client.meta.events.register_first(
+            "before-call", refuse_other_services, unique_id="sagemaker-plans-local-refuse"
+        )
 
 
 def _services() -> dict:
-    from ..api.iam import IamApi
-    from ..api.s3 import S3Api
-    from ..api.sts import StsApi
-    from ..domain.clock import VirtualClock
-    from ..domain.object_store import ObjectStore
-    from .service_hook import ServiceHook
+    from sagemaker_plans_local.core.clock import VirtualClock
+    from sagemaker_plans_local.services.iam_sts.iam import IamApi
+    from sagemaker_plans_local.services.iam_sts.sts import StsApi
+    from sagemaker_plans_local.services.s3.api import S3Api
+    from sagemaker_plans_local.services.s3.objects import ObjectStore
+    from sagemaker_plans_local.transport.service_hook import ServiceHook
 
     clock = VirtualClock(None)
     account = os.environ.get(ACCOUNT, "123456789012")
     objects = ObjectStore(os.environ[OBJECTS], clock)
-    return {"s3": ServiceHook("s3", S3Api(objects, account)),
-            "sts": ServiceHook("sts", StsApi(account)),
-            "iam": ServiceHook("iam", IamApi(account, clock))}
+    return {
+        "s3": ServiceHook("s3", S3Api(objects, account)),
+        "sts": ServiceHook("sts", StsApi(account)),
+        "iam": ServiceHook("iam", IamApi(account, clock)),
+    }

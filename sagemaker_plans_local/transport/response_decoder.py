@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from botocore.model import Shape
 
-from .timestamps import parse_wire_timestamp
+from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
 
 Decode = Callable[[Any], Any]
 
@@ -100,4 +100,3 @@ def _structure(shape: Shape, building: dict[str, list]) -> Decode:
 
     cell[0] = decode
     return decode
-

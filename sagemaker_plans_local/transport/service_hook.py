@@ -25,14 +25,15 @@ from botocore.model import OperationModel
 from botocore.parsers import create_parser
 from botocore.response import StreamingBody
 
-from ..api.service_model import service_model
+from sagemaker_plans_local.protocol.service_model import service_model
 
 log = logging.getLogger(__name__)
 
 
 class Service(Protocol):
-    def handle(self, region: str, operation_model: OperationModel, request_dict: dict) -> tuple[int, dict, Any]:
-        ...
+    def handle(
+        self, region: str, operation_model: OperationModel, request_dict: dict
+    ) -> tuple[int, dict, Any]: ...
 
 
 class _Raw:
@@ -64,8 +65,9 @@ class ServiceHook:
     returns False (the request then goes to AWS as usual).
     """
 
-    def __init__(self, service_name: str, service: Service,
-                 enabled: Callable[[], bool] = lambda: True) -> None:
+    def __init__(
+        self, service_name: str, service: Service, enabled: Callable[[], bool] = lambda: True
+    ) -> None:
         self.service_name = service_name
         self._service = service
         self._enabled = enabled
@@ -107,8 +109,10 @@ class ServiceHook:
             return self._response(model, params, *self._internal_failure(model))
 
     def _internal_failure(self, model: OperationModel) -> tuple[int, dict, bytes]:
-        from ..api import xml_wire  # the wire codecs load with the first service, not with this hook
-        from ..api.aws_services import internal_failure, new_request_id
+        from sagemaker_plans_local.protocol import (
+            xml_wire,  # the wire codecs load with the first service, not with this hook
+        )
+        from sagemaker_plans_local.protocol.service import internal_failure, new_request_id
 
         error = internal_failure(model.name)
         request_id = new_request_id()
@@ -116,9 +120,16 @@ class ServiceHook:
             body = json.dumps({"__type": error.code, "message": error.message}).encode()
             return 500, {"x-amzn-RequestId": request_id}, body
         if self.protocol == "rest-xml":
-            return 500, {"x-amz-request-id": request_id}, xml_wire.s3_error(error.code, error.message, request_id, "")
-        return 500, {"x-amzn-RequestId": request_id}, xml_wire.query_error(
-            error.code, error.message, request_id, "", sender=False)
+            return (
+                500,
+                {"x-amz-request-id": request_id},
+                xml_wire.s3_error(error.code, error.message, request_id, ""),
+            )
+        return (
+            500,
+            {"x-amzn-RequestId": request_id},
+            xml_wire.query_error(error.code, error.message, request_id, "", sender=False),
+        )
 
     def _response(self, model: OperationModel, params: dict, status: int, headers: dict, body: Any):
         streaming = hasattr(body, "read")
@@ -129,8 +140,7 @@ class ServiceHook:
             body, streaming = data, False
         raw = body if streaming else _Raw(body or b"")
         http = AWSResponse(params.get("url", ""), status, headers, raw)
-        response = {"status_code": status, "headers": http.headers,
-                    "context": {"operation_name": model.name}}
+        response = {"status_code": status, "headers": http.headers, "context": {"operation_name": model.name}}
         if streaming:
             response["body"] = StreamingBody(raw, http.headers.get("content-length"))
         else:

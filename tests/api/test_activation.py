@@ -28,10 +28,13 @@ def test_activate_answers_every_new_client_and_restores_on_exit(backend, monkeyp
 
 def test_nested_activation_uses_the_innermost_backend(backend, tmp_path):
     from sagemaker_plans_local import LocalBackend
+
     with LocalBackend(root=tmp_path / "other") as other:
         with backend.activate():
             with other.activate():
-                boto3.client("sagemaker", region_name="us-east-1").create_training_job(**create_request("inner"))
+                boto3.client("sagemaker", region_name="us-east-1").create_training_job(
+                    **create_request("inner")
+                )
             outer = boto3.client("sagemaker", region_name="us-east-1")
             assert outer.list_training_jobs()["TrainingJobSummaries"] == []
         assert other.client().list_training_jobs()["TrainingJobSummaries"][0]["TrainingJobName"] == "inner"

@@ -6,7 +6,7 @@ import re
 import pytest
 from botocore.exceptions import ClientError
 
-from sagemaker_plans_local.api.service_model import service_model
+from sagemaker_plans_local.protocol.service_model import service_model
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE
 
@@ -23,16 +23,30 @@ def error_of(excinfo):
 
 
 def group(name, count, **extra):
-    return {"InstanceGroupName": name, "InstanceType": "ml.m5.large", "InstanceCount": count,
-            "ExecutionRole": ROLE, "LifeCycleConfig": LIFECYCLE, **extra}
+    return {
+        "InstanceGroupName": name,
+        "InstanceType": "ml.m5.large",
+        "InstanceCount": count,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": LIFECYCLE,
+        **extra,
+    }
 
 
 @pytest.fixture
 def cluster(backend, sm):
-    sm.create_cluster(ClusterName="c1", InstanceGroups=[
-        group("workers", 3, ThreadsPerCore=1,
-              InstanceStorageConfigs=[{"EbsVolumeConfig": {"VolumeSizeInGB": 100}}]),
-        group("ctrl", 1, ImageId="ami-0123456789abcdef0")])
+    sm.create_cluster(
+        ClusterName="c1",
+        InstanceGroups=[
+            group(
+                "workers",
+                3,
+                ThreadsPerCore=1,
+                InstanceStorageConfigs=[{"EbsVolumeConfig": {"VolumeSizeInGB": 100}}],
+            ),
+            group("ctrl", 1, ImageId="ami-0123456789abcdef0"),
+        ],
+    )
     backend.clock.advance(3600)
     return sm.describe_cluster(ClusterName="c1")["ClusterArn"]
 
@@ -50,13 +64,21 @@ def test_listed_nodes_are_described_by_id_and_logical_id(sm, cluster):
         response = sm.describe_cluster_node(ClusterName="c1", NodeId=summary["InstanceId"])
         assert_conforms("DescribeClusterNode", response)
         details = response["NodeDetails"]
-        for name in ("InstanceGroupName", "InstanceId", "InstanceType", "LaunchTime", "InstanceStatus",
-                     "PrivateDnsHostname"):
+        for name in (
+            "InstanceGroupName",
+            "InstanceId",
+            "InstanceType",
+            "LaunchTime",
+            "InstanceStatus",
+            "PrivateDnsHostname",
+        ):
             assert details[name] == summary[name]
         assert LOGICAL_ID.fullmatch(details["NodeLogicalId"])
         assert details["NodeLogicalId"].startswith(details["InstanceGroupName"] + "-")
         assert DNS.fullmatch(details["PrivateDnsHostname"]) and IP.fullmatch(details["PrivatePrimaryIp"])
-        assert details["PrivateDnsHostname"].startswith("ip-" + details["PrivatePrimaryIp"].replace(".", "-") + ".")
+        assert details["PrivateDnsHostname"].startswith(
+            "ip-" + details["PrivatePrimaryIp"].replace(".", "-") + "."
+        )
         by_logical = sm.describe_cluster_node(ClusterName=cluster, NodeLogicalId=details["NodeLogicalId"])
         assert by_logical["NodeDetails"] == details
     assert len({n["InstanceId"] for n in nodes}) == 4
@@ -85,13 +107,21 @@ def test_errors(backend, sm, cluster):
         return error_of(excinfo)
 
     assert rejected(ClusterName="c1", NodeId="i-0123456789abcdef0") == (
-        "ResourceNotFound", "Could not find node i-0123456789abcdef0 in cluster c1.")
+        "ResourceNotFound",
+        "Could not find node i-0123456789abcdef0 in cluster c1.",
+    )
     assert rejected(ClusterName="c1", NodeLogicalId="workers-000000000000") == (
-        "ResourceNotFound", "Could not find node with logical id workers-000000000000 in cluster c1.")
+        "ResourceNotFound",
+        "Could not find node with logical id workers-000000000000 in cluster c1.",
+    )
     assert rejected(ClusterName="c1") == (
-        "ValidationException", "Either NodeId or NodeLogicalId must be specified.")
+        "ValidationException",
+        "Either NodeId or NodeLogicalId must be specified.",
+    )
     assert rejected(ClusterName="c1", NodeId=node_id, NodeLogicalId="workers-1") == (
-        "ValidationException", "Specify either NodeId or NodeLogicalId, but not both.")
+        "ValidationException",
+        "Specify either NodeId or NodeLogicalId, but not both.",
+    )
     assert rejected(ClusterName="nope", NodeId=node_id)[0] == "ResourceNotFound"
     # A node of another cluster is not found in this one.
     sm.create_cluster(ClusterName="c2", InstanceGroups=[group("g", 1)])
@@ -126,7 +156,11 @@ def test_raw_json(backend, sm, cluster):
     status, document = call({"ClusterName": "c1", "NodeId": node_id})
     assert status == 200 and document["NodeDetails"]["InstanceId"] == node_id
     assert isinstance(document["NodeDetails"]["LaunchTime"], (int, float))
-    for body in ({"ClusterName": "c1", "NodeId": "i-xyz"}, {"ClusterName": "c1", "NodeId": ""},
-                 {"ClusterName": "c1", "NodeLogicalId": "-bad-"}, {"NodeId": node_id}):
+    for body in (
+        {"ClusterName": "c1", "NodeId": "i-xyz"},
+        {"ClusterName": "c1", "NodeId": ""},
+        {"ClusterName": "c1", "NodeLogicalId": "-bad-"},
+        {"NodeId": node_id},
+    ):
         status, document = call(body)
         assert (status, document["__type"]) == (400, "ValidationException"), body

@@ -32,13 +32,18 @@ def buy(backend, sm, name, blocks=TWO_BLOCKS, count=4, instance_type=P5, target=
         backend.capacity.add(instance_type, count, "us-east-1a", start, end)
     hours = sum((end - start for start, end in blocks), timedelta(0)) // timedelta(hours=1)
     offerings = sm.search_training_plan_offerings(
-        InstanceType=instance_type, InstanceCount=count, DurationHours=hours,
-        TargetResources=[target], StartTimeAfter=blocks[0][0])["TrainingPlanOfferings"]
+        InstanceType=instance_type,
+        InstanceCount=count,
+        DurationHours=hours,
+        TargetResources=[target],
+        StartTimeAfter=blocks[0][0],
+    )["TrainingPlanOfferings"]
     offering = offerings[0]
     assert [(o["StartTime"], o["EndTime"]) for o in offering["ReservedCapacityOfferings"]] == blocks
     backend.settings.plan_payment_seconds = 0  # groups need a Scheduled plan
-    arn = sm.create_training_plan(TrainingPlanName=name,
-                                  TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])["TrainingPlanArn"]
+    arn = sm.create_training_plan(
+        TrainingPlanName=name, TrainingPlanOfferingId=offering["TrainingPlanOfferingId"]
+    )["TrainingPlanArn"]
     backend.clock.advance(0)
     return arn
 
@@ -50,9 +55,13 @@ def empty(backend):
 
 
 def group(name, count, instance_type=P5, plan_arn=None, **extra):
-    spec = {"InstanceGroupName": name, "InstanceType": instance_type, "InstanceCount": count,
-            "ExecutionRole": ROLE,
-            "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"}}
+    spec = {
+        "InstanceGroupName": name,
+        "InstanceType": instance_type,
+        "InstanceCount": count,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
+    }
     if plan_arn:
         spec["TrainingPlanArn"] = plan_arn
     spec.update(extra)
@@ -79,9 +88,10 @@ def test_instance_group_on_a_training_plan(empty, sm):
     backend = empty
     plan_arn = buy(backend, sm, "hp-plan")
     response = sm.create_cluster(
-        ClusterName="hp", InstanceGroups=[group("controller", 1, "ml.m5.xlarge"),
-                                          group("gpu", 2, plan_arn=plan_arn)],
-        VpcConfig={"SecurityGroupIds": ["sg-0123456789abcdef0"], "Subnets": ["subnet-0123456789abcdef0"]})
+        ClusterName="hp",
+        InstanceGroups=[group("controller", 1, "ml.m5.xlarge"), group("gpu", 2, plan_arn=plan_arn)],
+        VpcConfig={"SecurityGroupIds": ["sg-0123456789abcdef0"], "Subnets": ["subnet-0123456789abcdef0"]},
+    )
     assert_conforms("CreateCluster", response)
     arn = response["ClusterArn"]
     assert ARN.fullmatch(arn)
@@ -141,8 +151,9 @@ def test_list_clusters_filters_sorts_and_pages(empty, sm):
     backend.clock.advance(60)
     sm.create_cluster(ClusterName="alpha", InstanceGroups=[group("g", 1, "ml.m5.xlarge")])
     backend.clock.advance(60)
-    sm.create_cluster(ClusterName="gamma", InstanceGroups=[group("g", 1, "ml.m5.xlarge"),
-                                                           group("h", 2, plan_arn=plan_arn)])
+    sm.create_cluster(
+        ClusterName="gamma", InstanceGroups=[group("g", 1, "ml.m5.xlarge"), group("h", 2, plan_arn=plan_arn)]
+    )
     response = sm.list_clusters()
     assert_conforms("ListClusters", response)
     summaries = response["ClusterSummaries"]
@@ -162,11 +173,15 @@ def test_list_clusters_filters_sorts_and_pages(empty, sm):
 
     by_name = sm.list_clusters(SortBy="NAME", SortOrder="Descending")["ClusterSummaries"]
     assert [s["ClusterName"] for s in by_name] == ["gamma", "beta", "alpha"]
-    assert [s["ClusterName"] for s in sm.list_clusters(NameContains="a")["ClusterSummaries"]] == \
-        ["beta", "alpha", "gamma"]
+    assert [s["ClusterName"] for s in sm.list_clusters(NameContains="a")["ClusterSummaries"]] == [
+        "beta",
+        "alpha",
+        "gamma",
+    ]
     assert [s["ClusterName"] for s in sm.list_clusters(NameContains="mm")["ClusterSummaries"]] == ["gamma"]
-    after = sm.list_clusters(CreationTimeAfter=START + timedelta(seconds=30),
-                             CreationTimeBefore=START + timedelta(seconds=90))
+    after = sm.list_clusters(
+        CreationTimeAfter=START + timedelta(seconds=30), CreationTimeBefore=START + timedelta(seconds=90)
+    )
     assert [s["ClusterName"] for s in after["ClusterSummaries"]] == ["alpha"]
 
     first = sm.list_clusters(MaxResults=2, SortBy="NAME")
@@ -175,22 +190,29 @@ def test_list_clusters_filters_sorts_and_pages(empty, sm):
     assert [s["ClusterName"] for s in second["ClusterSummaries"]] == ["gamma"]
     assert "NextToken" not in second
     paginator = sm.get_paginator("list_clusters")
-    names = [s["ClusterName"] for p in paginator.paginate(PaginationConfig={"PageSize": 1})
-             for s in p["ClusterSummaries"]]
+    names = [
+        s["ClusterName"]
+        for p in paginator.paginate(PaginationConfig={"PageSize": 1})
+        for s in p["ClusterSummaries"]
+    ]
     assert names == ["beta", "alpha", "gamma"]
 
 
 def test_list_cluster_nodes_filters_sorts_and_pages(empty, sm):
     backend = empty
-    sm.create_cluster(ClusterName="c", InstanceGroups=[group("workers", 3, "ml.g5.2xlarge"),
-                                                       group("ctl", 1, "ml.m5.xlarge")])
+    sm.create_cluster(
+        ClusterName="c",
+        InstanceGroups=[group("workers", 3, "ml.g5.2xlarge"), group("ctl", 1, "ml.m5.xlarge")],
+    )
     backend.clock.advance(COLD)
     sm.update_cluster(ClusterName="c", InstanceGroups=[group("workers", 5, "ml.g5.2xlarge")])
     backend.clock.advance(COLD)
     nodes = nodes_of(sm, "c")
     assert len(nodes) == 6
     first_launch = START + timedelta(seconds=COLD)
-    assert [n["LaunchTime"] for n in nodes] == [first_launch] * 4 + [first_launch + timedelta(seconds=COLD)] * 2
+    assert [n["LaunchTime"] for n in nodes] == [first_launch] * 4 + [
+        first_launch + timedelta(seconds=COLD)
+    ] * 2
     assert len({n["InstanceId"] for n in nodes}) == 6
     by_name = nodes_of(sm, "c", SortBy="NAME")
     assert [n["InstanceGroupName"] for n in by_name] == ["ctl"] + ["workers"] * 5
@@ -199,8 +221,9 @@ def test_list_cluster_nodes_filters_sorts_and_pages(empty, sm):
     assert nodes_of(sm, "c", CreationTimeBefore=first_launch) == []
     arn = sm.describe_cluster(ClusterName="c")["ClusterArn"]
     page1 = sm.list_cluster_nodes(ClusterName=arn, MaxResults=4, SortOrder="Descending")
-    page2 = sm.list_cluster_nodes(ClusterName=arn, MaxResults=4, SortOrder="Descending",
-                                  NextToken=page1["NextToken"])
+    page2 = sm.list_cluster_nodes(
+        ClusterName=arn, MaxResults=4, SortOrder="Descending", NextToken=page1["NextToken"]
+    )
     ids = [n["InstanceId"] for n in page1["ClusterNodeSummaries"] + page2["ClusterNodeSummaries"]]
     assert sorted(ids) == sorted(n["InstanceId"] for n in nodes) and len(ids) == 6
     assert "NextToken" not in page2
@@ -209,15 +232,18 @@ def test_list_cluster_nodes_filters_sorts_and_pages(empty, sm):
 def test_update_and_delete_release_plan_instances(empty, sm):
     backend = empty
     plan_arn = buy(backend, sm, "hp-plan")
-    sm.create_cluster(ClusterName="c", InstanceGroups=[group("ctl", 1, "ml.m5.xlarge"),
-                                                       group("gpu", 1, plan_arn=plan_arn)])
+    sm.create_cluster(
+        ClusterName="c", InstanceGroups=[group("ctl", 1, "ml.m5.xlarge"), group("gpu", 1, plan_arn=plan_arn)]
+    )
     advance_to(backend, at(2))
     response = sm.update_cluster(ClusterName="c", InstanceGroups=[group("gpu", 4, plan_arn=plan_arn)])
     assert_conforms("UpdateCluster", response)
     described = sm.describe_cluster(ClusterName="c")
     assert described["ClusterStatus"] == "Updating"
-    assert {g["InstanceGroupName"]: g["Status"] for g in described["InstanceGroups"]} == \
-        {"ctl": "InService", "gpu": "Updating"}
+    assert {g["InstanceGroupName"]: g["Status"] for g in described["InstanceGroups"]} == {
+        "ctl": "InService",
+        "gpu": "Updating",
+    }
     with pytest.raises(sm.exceptions.ConflictException):
         sm.update_cluster(ClusterName="c", InstanceGroups=[group("gpu", 2, plan_arn=plan_arn)])
     backend.clock.advance(COLD)
@@ -229,8 +255,10 @@ def test_update_and_delete_release_plan_instances(empty, sm):
     backend.clock.advance(COLD)
     assert groups_of(sm, "d")["gpu"]["CurrentCount"] == 0
     sm.update_cluster(ClusterName="c", InstanceGroupsToDelete=["gpu"])
-    assert [g["InstanceGroupName"] for g in sm.describe_cluster(ClusterName="c")["InstanceGroups"]] == \
-        ["ctl", "gpu"]
+    assert [g["InstanceGroupName"] for g in sm.describe_cluster(ClusterName="c")["InstanceGroups"]] == [
+        "ctl",
+        "gpu",
+    ]
     assert groups_of(sm, "d")["gpu"]["CurrentCount"] == 2
     backend.clock.advance(COLD)
     assert list(groups_of(sm, "c")) == ["ctl"]
@@ -251,8 +279,14 @@ def test_update_and_delete_release_plan_instances(empty, sm):
 def test_errors(empty, sm):
     backend = empty
     hp_arn = buy(backend, sm, "hp-plan")
-    job_arn = buy(backend, sm, "job-plan", blocks=[(at(10), at(11, 11, 30))],
-                  instance_type="ml.p4d.24xlarge", target="training-job")
+    job_arn = buy(
+        backend,
+        sm,
+        "job-plan",
+        blocks=[(at(10), at(11, 11, 30))],
+        instance_type="ml.p4d.24xlarge",
+        target="training-job",
+    )
 
     def rejected(code, match, **request):
         with pytest.raises(ClientError) as excinfo:
@@ -261,22 +295,50 @@ def test_errors(empty, sm):
         assert got_code == code, message
         assert re.search(match, message), message
 
-    rejected("ValidationException", "targets training-job", ClusterName="c",
-             InstanceGroups=[group("g", 1, "ml.p4d.24xlarge", plan_arn=job_arn)])
-    rejected("ValidationException", "does not match the instance type", ClusterName="c",
-             InstanceGroups=[group("g", 1, "ml.p4d.24xlarge", plan_arn=hp_arn)])
-    rejected("ValidationException", "exceeds the 4 instances", ClusterName="c",
-             InstanceGroups=[group("g", 8, plan_arn=hp_arn)])
-    rejected("ResourceNotFound", "nope", ClusterName="c",
-             InstanceGroups=[group("g", 1, plan_arn=hp_arn.replace("hp-plan", "nope"))])
-    rejected("ValidationException", "InstanceType is required", ClusterName="c",
-             InstanceGroups=[{"InstanceGroupName": "g", "InstanceCount": 1, "ExecutionRole": ROLE}])
+    rejected(
+        "ValidationException",
+        "targets training-job",
+        ClusterName="c",
+        InstanceGroups=[group("g", 1, "ml.p4d.24xlarge", plan_arn=job_arn)],
+    )
+    rejected(
+        "ValidationException",
+        "does not match the instance type",
+        ClusterName="c",
+        InstanceGroups=[group("g", 1, "ml.p4d.24xlarge", plan_arn=hp_arn)],
+    )
+    rejected(
+        "ValidationException",
+        "exceeds the 4 instances",
+        ClusterName="c",
+        InstanceGroups=[group("g", 8, plan_arn=hp_arn)],
+    )
+    rejected(
+        "ResourceNotFound",
+        "nope",
+        ClusterName="c",
+        InstanceGroups=[group("g", 1, plan_arn=hp_arn.replace("hp-plan", "nope"))],
+    )
+    rejected(
+        "ValidationException",
+        "InstanceType is required",
+        ClusterName="c",
+        InstanceGroups=[{"InstanceGroupName": "g", "InstanceCount": 1, "ExecutionRole": ROLE}],
+    )
     rejected("ValidationException", "at least one instance group", ClusterName="c")
-    rejected("ValidationException", "unique", ClusterName="c",
-             InstanceGroups=[group("g", 1, "ml.m5.xlarge"), group("g", 1, "ml.m5.xlarge")])
-    rejected("ValidationException", r"^1 validation error detected: Value 'ml.nope' at "
-             r"'instanceGroups.1.member.instanceType' failed to satisfy constraint: Member must satisfy enum",
-             ClusterName="c", InstanceGroups=[group("g", 1, "ml.nope")])
+    rejected(
+        "ValidationException",
+        "unique",
+        ClusterName="c",
+        InstanceGroups=[group("g", 1, "ml.m5.xlarge"), group("g", 1, "ml.m5.xlarge")],
+    )
+    rejected(
+        "ValidationException",
+        r"^1 validation error detected: Value 'ml.nope' at "
+        r"'instanceGroups.1.member.instanceType' failed to satisfy constraint: Member must satisfy enum",
+        ClusterName="c",
+        InstanceGroups=[group("g", 1, "ml.nope")],
+    )
     assert sm.list_clusters()["ClusterSummaries"] == []
     assert sm.describe_training_plan(TrainingPlanName="hp-plan")["InUseInstanceCount"] == 0
 
@@ -290,31 +352,44 @@ def test_errors(empty, sm):
     assert sm.describe_cluster(ClusterName="c")["ClusterStatus"] == "InService"
 
     missing_arn = "arn:aws:sagemaker:us-east-1:123456789012:cluster/000000000000"
-    for call in (lambda: sm.describe_cluster(ClusterName="missing"),
-                 lambda: sm.describe_cluster(ClusterName=missing_arn),
-                 lambda: sm.update_cluster(ClusterName="missing", InstanceGroupsToDelete=["g"]),
-                 lambda: sm.delete_cluster(ClusterName="missing"),
-                 lambda: sm.list_cluster_nodes(ClusterName="missing")):
+    for call in (
+        lambda: sm.describe_cluster(ClusterName="missing"),
+        lambda: sm.describe_cluster(ClusterName=missing_arn),
+        lambda: sm.update_cluster(ClusterName="missing", InstanceGroupsToDelete=["g"]),
+        lambda: sm.delete_cluster(ClusterName="missing"),
+        lambda: sm.list_cluster_nodes(ClusterName="missing"),
+    ):
         with pytest.raises(sm.exceptions.ResourceNotFound):
             call()
 
 
 def test_describe_echoes_settings_and_conforms(empty, sm):
     backend = empty
-    rich = group("ctl", 1, "ml.m5.xlarge", MinInstanceCount=1, ThreadsPerCore=1, ImageId="default",
-                 InstanceStorageConfigs=[{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}],
-                 OnStartDeepHealthChecks=["InstanceStress"],
-                 OverrideVpcConfig={"SecurityGroupIds": ["sg-1"], "Subnets": ["subnet-1"]},
-                 KubernetesConfig={"Labels": {"team": "ml"}},
-                 SlurmConfig={"NodeType": "Controller"},
-                 NetworkInterface={"InterfaceType": "efa"})
+    rich = group(
+        "ctl",
+        1,
+        "ml.m5.xlarge",
+        MinInstanceCount=1,
+        ThreadsPerCore=1,
+        ImageId="default",
+        InstanceStorageConfigs=[{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}],
+        OnStartDeepHealthChecks=["InstanceStress"],
+        OverrideVpcConfig={"SecurityGroupIds": ["sg-1"], "Subnets": ["subnet-1"]},
+        KubernetesConfig={"Labels": {"team": "ml"}},
+        SlurmConfig={"NodeType": "Controller"},
+        NetworkInterface={"InterfaceType": "efa"},
+    )
     arn = sm.create_cluster(
-        ClusterName="rich", InstanceGroups=[rich], NodeRecovery="None",
+        ClusterName="rich",
+        InstanceGroups=[rich],
+        NodeRecovery="None",
         Orchestrator={"Eks": {"ClusterArn": "arn:aws:eks:us-east-1:123456789012:cluster/eks"}},
         TieredStorageConfig={"Mode": "Enable", "InstanceMemoryAllocationPercentage": 20},
-        NodeProvisioningMode="Continuous", ClusterRole=ROLE,
+        NodeProvisioningMode="Continuous",
+        ClusterRole=ROLE,
         AutoScaling={"Mode": "Enable", "AutoScalerType": "Karpenter"},
-        Tags=[{"Key": "team", "Value": "ml"}])["ClusterArn"]
+        Tags=[{"Key": "team", "Value": "ml"}],
+    )["ClusterArn"]
     described = sm.describe_cluster(ClusterName=arn)
     assert_conforms("DescribeCluster", described)
     assert described["AutoScaling"] == {"Mode": "Enable", "AutoScalerType": "Karpenter", "Status": "Creating"}
@@ -326,8 +401,11 @@ def test_describe_echoes_settings_and_conforms(empty, sm):
     assert ctl["SlurmConfig"] == {"NodeType": "Controller"}
     assert ctl["InstanceStorageConfigs"] == [{"EbsVolumeConfig": {"VolumeSizeInGB": 500}}]
     backend.clock.advance(COLD)
-    sm.update_cluster(ClusterName=arn, NodeRecovery="Automatic",
-                      InstanceGroups=[group("ctl", 2, ImageId="default", InstanceType="ml.m5.xlarge")])
+    sm.update_cluster(
+        ClusterName=arn,
+        NodeRecovery="Automatic",
+        InstanceGroups=[group("ctl", 2, ImageId="default", InstanceType="ml.m5.xlarge")],
+    )
     described = sm.describe_cluster(ClusterName="rich")
     assert_conforms("DescribeCluster", described)
     assert described["NodeRecovery"] == "Automatic"

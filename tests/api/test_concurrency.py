@@ -25,4 +25,5 @@ def test_two_threads_creating_matching_jobs_reuse_the_pool_once(backend):
         assert statuses.count(None) == 1
         backend.clock.advance(900)  # both finish; two pools are Available again
         backend.client().update_training_job(
-            TrainingJobName=names[statuses.index(None)], ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+            TrainingJobName=names[statuses.index(None)], ResourceConfig={"KeepAlivePeriodInSeconds": 0}
+        )

@@ -101,7 +101,8 @@ def test_pending_time_counts_only_while_the_plan_is_active(sm, backend, plan):
     assert (described["TrainingJobStatus"], described["SecondaryStatus"]) == ("Stopped", "Stopped")
     assert "FailureReason" not in described
     assert described["SecondaryStatusTransitions"][-1]["StatusMessage"] == (
-        "Training job stopped: the maximum allowed pending time was exceeded")
+        "Training job stopped: the maximum allowed pending time was exceeded"
+    )
     assert "TrainingTimeInSeconds" not in described or described["TrainingTimeInSeconds"] == 0
     assert counts(sm, "plan") == (2, 0)  # "first" still runs
 
@@ -131,12 +132,18 @@ def test_waiting_job_starts_when_instances_free_up(sm, backend, plan):
     assert status(sm, "b") == ("InProgress", "Starting")
 
 
-@pytest.mark.parametrize("change,code,fragment", [
-    ({"InstanceType": "ml.p4d.24xlarge"}, "ValidationException", "does not match"),
-    ({"InstanceCount": 4}, "ValidationException", "exceeds"),
-    ({"TrainingPlanArn": "arn:aws:sagemaker:us-east-1:123456789012:training-plan/nope"},
-     "ResourceNotFound", "does not exist"),
-])
+@pytest.mark.parametrize(
+    "change,code,fragment",
+    [
+        ({"InstanceType": "ml.p4d.24xlarge"}, "ValidationException", "does not match"),
+        ({"InstanceCount": 4}, "ValidationException", "exceeds"),
+        (
+            {"TrainingPlanArn": "arn:aws:sagemaker:us-east-1:123456789012:training-plan/nope"},
+            "ResourceNotFound",
+            "does not exist",
+        ),
+    ],
+)
 def test_job_must_fit_its_plan(sm, plan, change, code, fragment):
     request = plan_job("bad", plan)
     request["ResourceConfig"].update(change)

@@ -3,7 +3,8 @@ from datetime import timedelta
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from tests.conformance import assert_conforms
@@ -31,7 +32,12 @@ def test_default_order_is_creation_time_ascending(five_jobs):
 
 def test_sort_by_name_and_status(five_jobs, backend):
     assert names(five_jobs.list_training_jobs(SortBy="Name", SortOrder="Descending")) == [
-        "echo", "delta", "charlie", "bravo", "alpha"]
+        "echo",
+        "delta",
+        "charlie",
+        "bravo",
+        "alpha",
+    ]
     backend.clock.advance(1000)
     by_status = five_jobs.list_training_jobs(SortBy="Status")
     statuses = [s["TrainingJobStatus"] for s in by_status["TrainingJobSummaries"]]
@@ -41,27 +47,43 @@ def test_sort_by_name_and_status(five_jobs, backend):
 def test_filters(five_jobs, backend):
     sm = five_jobs
     assert names(sm.list_training_jobs(NameContains="ha")) == ["alpha", "charlie"]
-    assert names(sm.list_training_jobs(CreationTimeAfter=START + timedelta(seconds=60),
-                                       CreationTimeBefore=START + timedelta(seconds=240))) == ["echo", "charlie"]
+    assert names(
+        sm.list_training_jobs(
+            CreationTimeAfter=START + timedelta(seconds=60), CreationTimeBefore=START + timedelta(seconds=240)
+        )
+    ) == ["echo", "charlie"]
     backend.clock.advance(1000)
     assert names(sm.list_training_jobs(StatusEquals="Failed")) == ["charlie"]
     assert names(sm.list_training_jobs(WarmPoolStatusEquals="Available")) == ["alpha", "charlie"]
     assert names(sm.list_training_jobs(LastModifiedTimeAfter=START + timedelta(seconds=880))) == [
-        "echo", "charlie", "bravo"]
-    assert names(sm.list_training_jobs(
-        TrainingPlanArnEquals="arn:aws:sagemaker:us-east-1:123456789012:training-plan/p")) == []
+        "echo",
+        "charlie",
+        "bravo",
+    ]
+    assert (
+        names(
+            sm.list_training_jobs(
+                TrainingPlanArnEquals="arn:aws:sagemaker:us-east-1:123456789012:training-plan/p"
+            )
+        )
+        == []
+    )
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(page_size=st.integers(min_value=1, max_value=6),
-       sort_by=st.sampled_from(["Name", "CreationTime", "Status"]),
-       order=st.sampled_from(["Ascending", "Descending"]))
+@given(
+    page_size=st.integers(min_value=1, max_value=6),
+    sort_by=st.sampled_from(["Name", "CreationTime", "Status"]),
+    order=st.sampled_from(["Ascending", "Descending"]),
+)
 def test_pages_cover_the_list_exactly_once(five_jobs, page_size, sort_by, order):
     full = names(five_jobs.list_training_jobs(SortBy=sort_by, SortOrder=order, MaxResults=100))
     seen, token = [], None
     while True:
         kwargs = {"NextToken": token} if token else {}
-        response = five_jobs.list_training_jobs(SortBy=sort_by, SortOrder=order, MaxResults=page_size, **kwargs)
+        response = five_jobs.list_training_jobs(
+            SortBy=sort_by, SortOrder=order, MaxResults=page_size, **kwargs
+        )
         assert len(response["TrainingJobSummaries"]) <= page_size
         seen += names(response)
         token = response.get("NextToken")
@@ -127,7 +149,8 @@ def test_raw_json_take_then_filter_and_forged_positions(five_jobs, backend):
     assert status == 200 and document["TrainingJobSummaries"] == [] and document["NextToken"]
     status, document = call({"NameContains": "echo", "MaxResults": 2, "NextToken": document["NextToken"]})
     assert status == 200 and [s["TrainingJobName"] for s in document["TrainingJobSummaries"]] == ["echo"]
-    from sagemaker_plans_local.api.pagination import _list_query, encode, fingerprint
+    from sagemaker_plans_local.protocol.pagination import _list_query, encode, fingerprint
+
     bound = fingerprint(_list_query({}, descending=False))
     for forged in (["not-a-time", 1], [1.0, "x"], [1.0], {"a": 1}, [True, 1], None):
         status, document = call({"NextToken": encode(forged, bound)})
@@ -144,19 +167,29 @@ def test_a_job_that_changes_status_between_pages_moves_in_the_status_order(five_
 
 
 OUTCOMES = st.sampled_from(["complete", "fail", "stop", "run"])
-SORT_KEYS = {"Name": lambda s: s["TrainingJobName"], "CreationTime": lambda s: s["CreationTime"],
-             "Status": lambda s: s["TrainingJobStatus"]}
+SORT_KEYS = {
+    "Name": lambda s: s["TrainingJobName"],
+    "CreationTime": lambda s: s["CreationTime"],
+    "Status": lambda s: s["TrainingJobStatus"],
+}
 
 
 @settings(max_examples=20, deadline=None)
-@given(jobs=st.lists(st.tuples(st.from_regex(r"[a-cA-C]{1,3}", fullmatch=True), OUTCOMES, st.booleans()),
-                     max_size=12, unique_by=lambda job: job[0].lower()),
-       name_contains=st.sampled_from([None, "a", "b", "A", "ab"]),
-       status=st.sampled_from([None, "InProgress", "Completed", "Failed", "Stopped", "Stopping"]),
-       sort_by=st.sampled_from(["Name", "CreationTime", "Status"]),
-       order=st.sampled_from(["Ascending", "Descending"]), page_size=st.integers(1, 5))
-def test_walking_every_page_yields_the_filtered_list_exactly_once(jobs, name_contains, status, sort_by,
-                                                                   order, page_size):
+@given(
+    jobs=st.lists(
+        st.tuples(st.from_regex(r"[a-cA-C]{1,3}", fullmatch=True), OUTCOMES, st.booleans()),
+        max_size=12,
+        unique_by=lambda job: job[0].lower(),
+    ),
+    name_contains=st.sampled_from([None, "a", "b", "A", "ab"]),
+    status=st.sampled_from([None, "InProgress", "Completed", "Failed", "Stopped", "Stopping"]),
+    sort_by=st.sampled_from(["Name", "CreationTime", "Status"]),
+    order=st.sampled_from(["Ascending", "Descending"]),
+    page_size=st.integers(1, 5),
+)
+def test_walking_every_page_yields_the_filtered_list_exactly_once(
+    jobs, name_contains, status, sort_by, order, page_size
+):
     with LocalBackend(start_time=START) as backend:
         sm = backend.client()
         for name, outcome, later in jobs:
@@ -169,11 +202,15 @@ def test_walking_every_page_yields_the_filtered_list_exactly_once(jobs, name_con
         backend.clock.advance(900 if any(outcome == "complete" for _, outcome, _ in jobs) else 1)
         everything = sm.list_training_jobs(MaxResults=100)["TrainingJobSummaries"]
         key = SORT_KEYS[sort_by]
-        ordered = sorted(enumerate(everything), key=lambda item: (key(item[1]), item[0]),
-                         reverse=order == "Descending")
-        expected = [s["TrainingJobName"] for _, s in ordered
-                    if (name_contains is None or name_contains in s["TrainingJobName"])
-                    and (status is None or s["TrainingJobStatus"] == status)]
+        ordered = sorted(
+            enumerate(everything), key=lambda item: (key(item[1]), item[0]), reverse=order == "Descending"
+        )
+        expected = [
+            s["TrainingJobName"]
+            for _, s in ordered
+            if (name_contains is None or name_contains in s["TrainingJobName"])
+            and (status is None or s["TrainingJobStatus"] == status)
+        ]
         query = {"SortBy": sort_by, "SortOrder": order, "MaxResults": page_size}
         query.update({"NameContains": name_contains} if name_contains else {})
         query.update({"StatusEquals": status} if status else {})

@@ -6,7 +6,8 @@ import json
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from tests.api.test_clusters_api import group
@@ -64,8 +65,9 @@ def test_list_cluster_nodes_returns_up_to_max_results_matching_nodes(sm, backend
     backend.clock.advance(3600)
     first = sm.list_cluster_nodes(ClusterName="c", InstanceGroupNameContains="b", MaxResults=1)
     assert [n["InstanceGroupName"] for n in first["ClusterNodeSummaries"]] == ["b"] and first["NextToken"]
-    second = sm.list_cluster_nodes(ClusterName="c", InstanceGroupNameContains="b", MaxResults=1,
-                                   NextToken=first["NextToken"])
+    second = sm.list_cluster_nodes(
+        ClusterName="c", InstanceGroupNameContains="b", MaxResults=1, NextToken=first["NextToken"]
+    )
     assert [n["InstanceGroupName"] for n in second["ClusterNodeSummaries"]] == ["b"]
     assert "NextToken" not in second
     everything = sm.list_cluster_nodes(ClusterName="c", InstanceGroupNameContains="b", MaxResults=2)
@@ -82,8 +84,9 @@ def test_list_training_plans_returns_up_to_max_results_matching_plans(sm, backen
     first = sm.list_training_plans(Filters=failed, MaxResults=1, SortBy="TrainingPlanName")
     assert_conforms("ListTrainingPlans", first)
     assert [p["TrainingPlanName"] for p in first["TrainingPlanSummaries"]] == ["p-1"] and first["NextToken"]
-    second = sm.list_training_plans(Filters=failed, MaxResults=1, SortBy="TrainingPlanName",
-                                    NextToken=first["NextToken"])
+    second = sm.list_training_plans(
+        Filters=failed, MaxResults=1, SortBy="TrainingPlanName", NextToken=first["NextToken"]
+    )
     assert [p["TrainingPlanName"] for p in second["TrainingPlanSummaries"]] == ["p-3"]
     assert "NextToken" not in second  # no further Failed plan: no token, no empty last page
     by_status = sm.list_training_plans(SortBy="Status", MaxResults=100)["TrainingPlanSummaries"]
@@ -92,27 +95,39 @@ def test_list_training_plans_returns_up_to_max_results_matching_plans(sm, backen
 
 
 def test_bad_tokens_are_validation_errors_on_every_list(clusters):
-    for call in (lambda: clusters.list_clusters(NextToken="x"),
-                 lambda: clusters.list_training_plans(NextToken="x"),
-                 lambda: clusters.list_cluster_nodes(ClusterName="alpha", NextToken="x")):
+    for call in (
+        lambda: clusters.list_clusters(NextToken="x"),
+        lambda: clusters.list_training_plans(NextToken="x"),
+        lambda: clusters.list_cluster_nodes(ClusterName="alpha", NextToken="x"),
+    ):
         with pytest.raises(ClientError) as excinfo:
             call()
         assert excinfo.value.response["Error"]["Code"] == "ValidationException"
 
 
 @settings(max_examples=15, deadline=None)
-@given(names=st.lists(st.from_regex(r"[a-c]{1,3}", fullmatch=True), unique=True, max_size=8),
-       contains=st.sampled_from([None, "a", "bc"]), sort=st.sampled_from(["CREATION_TIME", "NAME"]),
-       descending=st.booleans(), limit=st.integers(1, 4))
+@given(
+    names=st.lists(st.from_regex(r"[a-c]{1,3}", fullmatch=True), unique=True, max_size=8),
+    contains=st.sampled_from([None, "a", "bc"]),
+    sort=st.sampled_from(["CREATION_TIME", "NAME"]),
+    descending=st.booleans(),
+    limit=st.integers(1, 4),
+)
 def test_walking_list_clusters_yields_the_filtered_clusters_once(names, contains, sort, descending, limit):
     with LocalBackend(start_time=START) as backend:
         sm = backend.client()
         for name in names:
             sm.create_cluster(ClusterName=name, InstanceGroups=[group("g", 1, M5)])
-        order = sorted(range(len(names)), key=lambda i: (names[i] if sort == "NAME" else 0, i), reverse=descending)
+        order = sorted(
+            range(len(names)), key=lambda i: (names[i] if sort == "NAME" else 0, i), reverse=descending
+        )
         expected = [names[i] for i in order if contains is None or contains in names[i]]
-        query = {"SortBy": sort, "SortOrder": "Descending" if descending else "Ascending", "MaxResults": limit,
-                 **({"NameContains": contains} if contains else {})}
+        query = {
+            "SortBy": sort,
+            "SortOrder": "Descending" if descending else "Ascending",
+            "MaxResults": limit,
+            **({"NameContains": contains} if contains else {}),
+        }
         seen, pages, token = [], 0, None
         while True:
             response = sm.list_clusters(**query, **({"NextToken": token} if token else {}))
@@ -129,8 +144,9 @@ def test_walking_cluster_node_pages_yields_every_node_once_in_order(sm, backend,
     whole = sm.list_cluster_nodes(ClusterName="c", SortOrder=order, MaxResults=10)["ClusterNodeSummaries"]
     walked, token = [], None
     while True:
-        page = sm.list_cluster_nodes(ClusterName="c", SortOrder=order, MaxResults=2,
-                                     **({"NextToken": token} if token else {}))
+        page = sm.list_cluster_nodes(
+            ClusterName="c", SortOrder=order, MaxResults=2, **({"NextToken": token} if token else {})
+        )
         walked += page["ClusterNodeSummaries"]
         token = page.get("NextToken")
         if not token:

@@ -8,10 +8,11 @@ import copy
 import pytest
 from botocore import xform_name
 from botocore.exceptions import ClientError, ParamValidationError
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.dispatcher import HANDLERS
-from sagemaker_plans_local.api.service_model import service_model
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from tests.conformance import assert_conforms
 from tests.conftest import create_request
 from tests.model_strategies import for_shape
@@ -28,10 +29,20 @@ def valid_create_requests():
         lambda name, keep_alive, extra: {**create_request(name, keep_alive=keep_alive), **extra},
         st.one_of(st.sampled_from(EXISTING), st.from_regex(r"fresh-[a-z0-9]{1,12}", fullmatch=True)),
         st.sampled_from([None, 0, 60, 3600, 3601]),
-        st.just({}) | st.fixed_dictionaries({}, optional={
-            name: for_shape(shape.members[name], depth=1)
-            for name in ("VpcConfig", "EnableNetworkIsolation", "EnableManagedSpotTraining",
-                         "Environment", "Tags")}),
+        st.just({})
+        | st.fixed_dictionaries(
+            {},
+            optional={
+                name: for_shape(shape.members[name], depth=1)
+                for name in (
+                    "VpcConfig",
+                    "EnableNetworkIsolation",
+                    "EnableManagedSpotTraining",
+                    "Environment",
+                    "Tags",
+                )
+            },
+        ),
     )
 
 
@@ -49,13 +60,18 @@ def requests(operation):
 
 def snapshot(sm):
     listed = sm.list_training_jobs(MaxResults=100)["TrainingJobSummaries"]
-    return {s["TrainingJobName"]: (s["TrainingJobStatus"], s.get("WarmPoolStatus"), s["LastModifiedTime"])
-            for s in listed}
+    return {
+        s["TrainingJobName"]: (s["TrainingJobStatus"], s.get("WarmPoolStatus"), s["LastModifiedTime"])
+        for s in listed
+    }
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                  HealthCheck.too_slow])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.data())
 def test_generated_requests(backend, operation, data):
     sm = backend.client()
@@ -81,4 +97,6 @@ def test_generated_requests(backend, operation, data):
     event("answered")
     assert_conforms(operation, response)
     if operation == "CreateTrainingJob":  # accepted means describable, conforming
-        assert_conforms("DescribeTrainingJob", sm.describe_training_job(TrainingJobName=request["TrainingJobName"]))
+        assert_conforms(
+            "DescribeTrainingJob", sm.describe_training_job(TrainingJobName=request["TrainingJobName"])
+        )

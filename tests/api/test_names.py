@@ -57,11 +57,12 @@ def test_a_plan_name_differing_only_in_case_is_in_use(sm, backend):
     assert arn.endswith(":training-plan/plan-a")
     assert sm.describe_training_plan(TrainingPlanName="PLAN-A")["TrainingPlanName"] == "Plan-A"
     offering = sm.search_training_plan_offerings(
-        InstanceType="ml.p5.48xlarge", InstanceCount=1, DurationHours=24,
-        TargetResources=["training-job"])["TrainingPlanOfferings"][0]
+        InstanceType="ml.p5.48xlarge", InstanceCount=1, DurationHours=24, TargetResources=["training-job"]
+    )["TrainingPlanOfferings"][0]
     with pytest.raises(ClientError) as excinfo:
-        sm.create_training_plan(TrainingPlanName="plan-a",
-                                TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])
+        sm.create_training_plan(
+            TrainingPlanName="plan-a", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"]
+        )
     assert error_of(excinfo)[0] == "ResourceInUse"
     plans = sm.list_training_plans()["TrainingPlanSummaries"]
     assert [p["TrainingPlanName"] for p in plans] == ["Plan-A"]

@@ -1,11 +1,12 @@
 """indexed_page over a store Table: both readings of MaxResults, walked page by page."""
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.errors import ApiError
-from sagemaker_plans_local.api.pagination import indexed_page
-from sagemaker_plans_local.store import Table
+from sagemaker_plans_local.core.store import Table
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.pagination import indexed_page
 
 INDEXES = {"Name": "name", "Kind": "kind"}
 
@@ -25,19 +26,32 @@ def walk(rows: Table, query: dict, wanted, evaluate_first: bool) -> list[list[Ro
             return pages
 
 
-ROWS = st.lists(st.tuples(st.from_regex(r"[a-d]{1,3}", fullmatch=True), st.sampled_from("xyz")),
-                unique_by=lambda row: row[0], max_size=25)
+ROWS = st.lists(
+    st.tuples(st.from_regex(r"[a-d]{1,3}", fullmatch=True), st.sampled_from("xyz")),
+    unique_by=lambda row: row[0],
+    max_size=25,
+)
 
 
 @settings(max_examples=60, deadline=None)
-@given(rows=ROWS, kinds=st.sets(st.sampled_from("xyz")), sort=st.sampled_from(["Name", "Kind"]),
-       descending=st.booleans(), limit=st.integers(1, 6), evaluate_first=st.booleans())
+@given(
+    rows=ROWS,
+    kinds=st.sets(st.sampled_from("xyz")),
+    sort=st.sampled_from(["Name", "Kind"]),
+    descending=st.booleans(),
+    limit=st.integers(1, 6),
+    evaluate_first=st.booleans(),
+)
 def test_walks_yield_the_filtered_rows_in_order_once(rows, kinds, sort, descending, limit, evaluate_first):
     table = Table({"name": lambda row: row.name, "kind": lambda row: row.kind})
     for name, kind in rows:
         table.put(name, Row(name, kind))
-    query = {"SortBy": sort, "SortOrder": "Descending" if descending else "Ascending", "MaxResults": limit,
-             "Kinds": sorted(kinds)}
+    query = {
+        "SortBy": sort,
+        "SortOrder": "Descending" if descending else "Ascending",
+        "MaxResults": limit,
+        "Kinds": sorted(kinds),
+    }
     pages = walk(table, query, lambda row: row.kind in kinds, evaluate_first)
     key = (lambda r: r[0]) if sort == "Name" else (lambda r: r[1])
     ordered = sorted(enumerate(rows), key=lambda item: (key(item[1]), item[0]), reverse=descending)
@@ -56,5 +70,11 @@ def test_a_token_from_another_sort_is_rejected():
         table.put(name, Row(name, "x"))
     _, token = indexed_page(table.scan, {"MaxResults": 1}, INDEXES, "Name", lambda row: True, True)
     with pytest.raises(ApiError):
-        indexed_page(table.scan, {"MaxResults": 1, "SortBy": "Kind", "NextToken": token}, INDEXES, "Name",
-                     lambda row: True, True)
+        indexed_page(
+            table.scan,
+            {"MaxResults": 1, "SortBy": "Kind", "NextToken": token},
+            INDEXES,
+            "Name",
+            lambda row: True,
+            True,
+        )

@@ -5,7 +5,8 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from tests.conformance import assert_conforms
@@ -34,11 +35,19 @@ def test_the_documented_sample_through_boto3(tmp_path):
         backend.capacity.add(P4D, 1, "us-east-1a", now - timedelta(days=1), now + timedelta(days=10))
         sm = backend.client()
         response = sm.search_training_plan_offerings(
-            InstanceType=P4D, InstanceCount=1, DurationHours=15, TargetResources=["training-job"],
-            EndTimeBefore=now + timedelta(days=2))
+            InstanceType=P4D,
+            InstanceCount=1,
+            DurationHours=15,
+            TargetResources=["training-job"],
+            EndTimeBefore=now + timedelta(days=2),
+        )
         assert_conforms("SearchTrainingPlanOfferings", response)
         offerings = response["TrainingPlanOfferings"]
-        assert [(o["DurationHours"], o["DurationMinutes"]) for o in offerings] == [(15, 51), (39, 51), (24, 0)]
+        assert [(o["DurationHours"], o["DurationMinutes"]) for o in offerings] == [
+            (15, 51),
+            (39, 51),
+            (24, 0),
+        ]
         first = offerings[0]["ReservedCapacityOfferings"][0]
         assert first["StartTime"].astimezone(PST) == datetime(2025, 1, 21, 11, 39, tzinfo=PST)
         assert first["EndTime"].astimezone(timezone.utc) == datetime(2025, 1, 22, 11, 30, tzinfo=timezone.utc)
@@ -54,13 +63,18 @@ def test_start_time_after_now_means_from_now(sm, backend):
     from_now(backend)
     request = dict(InstanceType=P5, InstanceCount=1, DurationHours=24, TargetResources=["training-job"])
     for moment in (START, START - timedelta(seconds=30)):  # a datetime.now() that is a moment old
-        offerings = sm.search_training_plan_offerings(StartTimeAfter=moment, **request)["TrainingPlanOfferings"]
+        offerings = sm.search_training_plan_offerings(StartTimeAfter=moment, **request)[
+            "TrainingPlanOfferings"
+        ]
         assert offerings[0]["ReservedCapacityOfferings"][0]["StartTime"] == START + timedelta(minutes=30)
     with pytest.raises(ClientError) as excinfo:
         sm.search_training_plan_offerings(StartTimeAfter=START - timedelta(minutes=2), **request)
     assert error_of(excinfo) == ("ValidationException", "StartTimeAfter must be in the future.")
-    status, document = raw(backend, "SearchTrainingPlanOfferings", {
-        **request, "StartTimeAfter": (START - timedelta(seconds=5)).timestamp()})
+    status, document = raw(
+        backend,
+        "SearchTrainingPlanOfferings",
+        {**request, "StartTimeAfter": (START - timedelta(seconds=5)).timestamp()},
+    )
     assert status == 200 and len(document["TrainingPlanOfferings"]) == 3
 
 
@@ -75,21 +89,28 @@ def test_a_payment_that_cannot_settle_5_minutes_before_the_start_fails(sm, backe
     advance_to(backend, start - timedelta(minutes=5))
     plan = sm.describe_training_plan(TrainingPlanName="late")
     assert_conforms("DescribeTrainingPlan", plan)
-    assert (plan["Status"], plan["StatusMessage"]) == ("Failed", (
-        "Payment could not be completed 5 minutes before the first reserved capacity starts; "
-        "the reserved capacity was released."))
+    assert (plan["Status"], plan["StatusMessage"]) == (
+        "Failed",
+        (
+            "Payment could not be completed 5 minutes before the first reserved capacity starts; "
+            "the reserved capacity was released."
+        ),
+    )
     again = sm.search_training_plan_offerings(
-        InstanceType=P5, InstanceCount=2, DurationHours=24, TargetResources=["training-job"])
+        InstanceType=P5, InstanceCount=2, DurationHours=24, TargetResources=["training-job"]
+    )
     assert again["TrainingPlanOfferings"]  # the capacity is back
 
 
 def test_an_offering_bought_too_late_to_pay_in_time_fails_at_once(sm, backend):
     from_now(backend)
     offering = sm.search_training_plan_offerings(
-        InstanceType=P5, InstanceCount=2, DurationHours=24, TargetResources=["training-job"])[
-        "TrainingPlanOfferings"][0]
+        InstanceType=P5, InstanceCount=2, DurationHours=24, TargetResources=["training-job"]
+    )["TrainingPlanOfferings"][0]
     backend.clock.advance(26 * 60)  # the first block starts in 4 minutes
-    sm.create_training_plan(TrainingPlanName="tardy", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])
+    sm.create_training_plan(
+        TrainingPlanName="tardy", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"]
+    )
     plan = sm.describe_training_plan(TrainingPlanName="tardy")
     assert plan["Status"] == "Failed" and plan["StatusMessage"].startswith("Payment could not be completed")
     assert {rc["Status"] for rc in plan["ReservedCapacitySummaries"]} == {"Failed"}
@@ -111,16 +132,21 @@ def long_inventory(backend):
 
 def extension_search(sm, arn, hours=24):
     return sm.search_training_plan_offerings(TrainingPlanArn=arn, DurationHours=hours)[
-        "TrainingPlanExtensionOfferings"]
+        "TrainingPlanExtensionOfferings"
+    ]
 
 
 def test_extensions_only_for_active_or_scheduled_plans_without_pending_payment(sm, backend, long_inventory):
     arn, _ = buy(sm, backend, "grow", count=2, hours=48, pay=False)
     with pytest.raises(ClientError) as excinfo:
         extension_search(sm, arn)
-    assert error_of(excinfo) == ("ValidationException", (
-        "Training plan grow is Pending; only Active or Scheduled training plans without a pending "
-        "payment can be extended."))
+    assert error_of(excinfo) == (
+        "ValidationException",
+        (
+            "Training plan grow is Pending; only Active or Scheduled training plans without a pending "
+            "payment can be extended."
+        ),
+    )
     backend.clock.advance(60)
     end = sm.describe_training_plan(TrainingPlanName="grow")["EndTime"]
     advance_to(backend, end - timedelta(hours=2))
@@ -145,9 +171,13 @@ def test_extensions_between_1_hour_and_56_days_before_expiry(sm, backend, long_i
     assert end - backend.clock.now() > timedelta(days=56)
     with pytest.raises(ClientError) as excinfo:
         extension_search(sm, arn)
-    assert error_of(excinfo) == ("ValidationException", (
-        "Training plan far can be extended only between 1 hour and 56 days before it expires; "
-        f"it expires at {end.astimezone(timezone.utc).isoformat()}."))
+    assert error_of(excinfo) == (
+        "ValidationException",
+        (
+            "Training plan far can be extended only between 1 hour and 56 days before it expires; "
+            f"it expires at {end.astimezone(timezone.utc).isoformat()}."
+        ),
+    )
     advance_to(backend, end - timedelta(days=56))
     assert extension_search(sm, arn)
     advance_to(backend, end - timedelta(hours=2))
@@ -157,7 +187,9 @@ def test_extensions_between_1_hour_and_56_days_before_expiry(sm, backend, long_i
         sm.extend_training_plan(TrainingPlanExtensionOfferingId=found["TrainingPlanExtensionOfferingId"])
     assert "between 1 hour and 56 days" in error_of(excinfo)[1]
     assert sm.describe_training_plan(TrainingPlanName="far")["EndTime"] == end  # nothing changed
-    status, document = raw(backend, "SearchTrainingPlanOfferings", {"TrainingPlanArn": arn, "DurationHours": 24})
+    status, document = raw(
+        backend, "SearchTrainingPlanOfferings", {"TrainingPlanArn": arn, "DurationHours": 24}
+    )
     assert (status, document["__type"]) == (400, "ValidationException")
 
 
@@ -184,27 +216,49 @@ def test_endpoint_and_studio_plans_are_sold_but_not_used_by_jobs_or_clusters(sm,
     request["ResourceConfig"].update(InstanceType=P5, InstanceCount=1, TrainingPlanArn=arn)
     with pytest.raises(ClientError) as excinfo:
         sm.create_training_job(**request)
-    assert error_of(excinfo) == ("ValidationException",
-                                 f"Training plan {target} targets {target}; it cannot be used for training jobs.")
+    assert error_of(excinfo) == (
+        "ValidationException",
+        f"Training plan {target} targets {target}; it cannot be used for training jobs.",
+    )
     with pytest.raises(ClientError) as excinfo:
-        sm.create_cluster(ClusterName="c", InstanceGroups=[{
-            "InstanceGroupName": "g", "InstanceType": P5, "InstanceCount": 1, "TrainingPlanArn": arn,
-            "ExecutionRole": "arn:aws:iam::123456789012:role/R",
-            "LifeCycleConfig": {"SourceS3Uri": "s3://b/l", "OnCreate": "on_create.sh"}}])
+        sm.create_cluster(
+            ClusterName="c",
+            InstanceGroups=[
+                {
+                    "InstanceGroupName": "g",
+                    "InstanceType": P5,
+                    "InstanceCount": 1,
+                    "TrainingPlanArn": arn,
+                    "ExecutionRole": "arn:aws:iam::123456789012:role/R",
+                    "LifeCycleConfig": {"SourceS3Uri": "s3://b/l", "OnCreate": "on_create.sh"},
+                }
+            ],
+        )
     assert error_of(excinfo)[0] == "ValidationException" and f"targets {target}" in error_of(excinfo)[1]
 
 
 def test_hyperpod_groups_need_a_scheduled_or_active_plan(sm, backend):
     own_inventory(backend, (P5, 2, "us-east-1a", 0, 4))
     arn, _ = buy(sm, backend, "hp", count=1, hours=24, target="hyperpod-cluster", pay=False)
-    body = {"ClusterName": "c", "InstanceGroups": [{
-        "InstanceGroupName": "g", "InstanceType": P5, "InstanceCount": 1, "TrainingPlanArn": arn,
-        "ExecutionRole": "arn:aws:iam::123456789012:role/R",
-        "LifeCycleConfig": {"SourceS3Uri": "s3://b/l", "OnCreate": "on_create.sh"}}]}
+    body = {
+        "ClusterName": "c",
+        "InstanceGroups": [
+            {
+                "InstanceGroupName": "g",
+                "InstanceType": P5,
+                "InstanceCount": 1,
+                "TrainingPlanArn": arn,
+                "ExecutionRole": "arn:aws:iam::123456789012:role/R",
+                "LifeCycleConfig": {"SourceS3Uri": "s3://b/l", "OnCreate": "on_create.sh"},
+            }
+        ],
+    }
     status, document = raw(backend, "CreateCluster", body)
     assert (status, document["__type"]) == (400, "ValidationException")
-    assert document["message"] == ("Training plan hp is Pending; only Scheduled or Active training plans "
-                                   "can be used by an instance group.")
+    assert document["message"] == (
+        "Training plan hp is Pending; only Scheduled or Active training plans "
+        "can be used by an instance group."
+    )
     assert sm.list_clusters()["ClusterSummaries"] == []  # nothing was created
     backend.clock.advance(backend.settings.plan_payment_seconds)
     assert raw(backend, "CreateCluster", body)[0] == 200
@@ -227,9 +281,13 @@ def test_search_rules_through_raw_json(backend):
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(hours=st.integers(-5, 200 * 24), count=st.sampled_from([0, 1, 2, 3, 8, 64, 300]),
-       after=st.none() | st.integers(-3 * 3600, 60 * 86400), window=st.none() | st.integers(-86400, 20 * 86400),
-       target=st.sampled_from(["training-job", "hyperpod-cluster", "endpoint", "studio-apps", "notebook"]))
+@given(
+    hours=st.integers(-5, 200 * 24),
+    count=st.sampled_from([0, 1, 2, 3, 8, 64, 300]),
+    after=st.none() | st.integers(-3 * 3600, 60 * 86400),
+    window=st.none() | st.integers(-86400, 20 * 86400),
+    target=st.sampled_from(["training-job", "hyperpod-cluster", "endpoint", "studio-apps", "notebook"]),
+)
 def test_any_search_is_answered_or_refused_aws_style(backend, hours, count, after, window, target):
     body = {"InstanceType": P5, "InstanceCount": count, "DurationHours": hours, "TargetResources": [target]}
     if after is not None:

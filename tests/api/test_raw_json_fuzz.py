@@ -15,10 +15,11 @@ from typing import Any, NamedTuple
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.dispatcher import HANDLERS
-from sagemaker_plans_local.api.service_model import service_model
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE, create_request
 from tests.model_strategies import json_for_shape, mutated, raw_body
@@ -29,27 +30,48 @@ EXAMPLES = int(os.environ.get("RAW_FUZZ_EXAMPLES", "15"))
 REGION = "us-east-1"
 JOBS, PLANS, CLUSTERS = ["known-1", "known-2"], ["plan-1"], ["cluster-1"]
 NAMES = {"TrainingJobName": JOBS, "TrainingPlanName": PLANS, "ClusterName": CLUSTERS}
-CREATES = {"CreateTrainingJob": ("DescribeTrainingJob", "TrainingJobName"),
-           "CreateTrainingPlan": ("DescribeTrainingPlan", "TrainingPlanName"),
-           "CreateCluster": ("DescribeCluster", "ClusterName")}
+CREATES = {
+    "CreateTrainingJob": ("DescribeTrainingJob", "TrainingJobName"),
+    "CreateTrainingPlan": ("DescribeTrainingPlan", "TrainingPlanName"),
+    "CreateCluster": ("DescribeCluster", "ClusterName"),
+}
 #: Members whose live values (names, ids, ARNs of what exists) requests sometimes carry.
-LIVE = ("TrainingJobName", "TrainingPlanName", "ClusterName", "TrainingPlanOfferingId",
-        "TrainingPlanExtensionOfferingId", "ReservedCapacityArn", "TrainingPlanArn", "ResourceArn", "NodeId")
-LISTS = {"ListTrainingJobs": ("TrainingJobSummaries", "TrainingJobName", "DescribeTrainingJob"),
-         "ListTrainingPlans": ("TrainingPlanSummaries", "TrainingPlanName", "DescribeTrainingPlan"),
-         "ListClusters": ("ClusterSummaries", "ClusterName", "DescribeCluster")}
+LIVE = (
+    "TrainingJobName",
+    "TrainingPlanName",
+    "ClusterName",
+    "TrainingPlanOfferingId",
+    "TrainingPlanExtensionOfferingId",
+    "ReservedCapacityArn",
+    "TrainingPlanArn",
+    "ResourceArn",
+    "NodeId",
+)
+LISTS = {
+    "ListTrainingJobs": ("TrainingJobSummaries", "TrainingJobName", "DescribeTrainingJob"),
+    "ListTrainingPlans": ("TrainingPlanSummaries", "TrainingPlanName", "DescribeTrainingPlan"),
+    "ListClusters": ("ClusterSummaries", "ClusterName", "DescribeCluster"),
+}
 
 
 def _cluster_request(name: str) -> dict:
-    group = {"InstanceGroupName": "g", "InstanceType": "ml.m5.xlarge", "InstanceCount": 1,
-             "ExecutionRole": ROLE,
-             "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"}}
+    group = {
+        "InstanceGroupName": "g",
+        "InstanceType": "ml.m5.xlarge",
+        "InstanceCount": 1,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
+    }
     return {"ClusterName": name, "InstanceGroups": [group]}
 
 
 def _plan_search() -> dict:
-    return {"InstanceType": "ml.p5.48xlarge", "InstanceCount": 1, "DurationHours": 24,
-            "TargetResources": ["training-job"]}
+    return {
+        "InstanceType": "ml.p5.48xlarge",
+        "InstanceCount": 1,
+        "DurationHours": 24,
+        "TargetResources": ["training-job"],
+    }
 
 
 class Live(NamedTuple):
@@ -84,15 +106,26 @@ def _well_formed(operation: str) -> st.SearchStrategy | None:
         "CreateCluster": lambda: fresh.map(_cluster_request),
         "SearchTrainingPlanOfferings": lambda: st.just(_plan_search()),
         "CreateTrainingPlan": lambda: st.fixed_dictionaries(
-            {"TrainingPlanName": fresh, "TrainingPlanOfferingId": live("TrainingPlanOfferingId")}),
+            {"TrainingPlanName": fresh, "TrainingPlanOfferingId": live("TrainingPlanOfferingId")}
+        ),
         "UpdateCluster": lambda: st.builds(
             lambda name, count: {"ClusterName": name, "InstanceGroups": [{**group, "InstanceCount": count}]},
-            live("ClusterName"), st.integers(0, 3)),
+            live("ClusterName"),
+            st.integers(0, 3),
+        ),
         "UpdateTrainingJob": lambda: st.builds(
-            lambda name, keep: {"TrainingJobName": name, "ResourceConfig": {"KeepAlivePeriodInSeconds": keep}},
-            live("TrainingJobName"), st.integers(0, 3600)),
-        "AddTags": lambda: st.builds(lambda arn, key: {"ResourceArn": arn, "Tags": [{"Key": key, "Value": "v"}]},
-                                     live("ResourceArn"), st.sampled_from(["team", "cost", "x" * 128])),
+            lambda name, keep: {
+                "TrainingJobName": name,
+                "ResourceConfig": {"KeepAlivePeriodInSeconds": keep},
+            },
+            live("TrainingJobName"),
+            st.integers(0, 3600),
+        ),
+        "AddTags": lambda: st.builds(
+            lambda arn, key: {"ResourceArn": arn, "Tags": [{"Key": key, "Value": "v"}]},
+            live("ResourceArn"),
+            st.sampled_from(["team", "cost", "x" * 128]),
+        ),
     }
     builder = builders.get(operation)
     return builder() if builder is not None else None
@@ -104,7 +137,9 @@ def bodies(operation: str) -> st.SearchStrategy:
     base = json_for_shape(shape)
     named = {name: live(name) for name in shape.members if name in LIVE}
     if named:
-        base = st.builds(lambda body, chosen: {**body, **chosen}, base, st.fixed_dictionaries({}, optional=named))
+        base = st.builds(
+            lambda body, chosen: {**body, **chosen}, base, st.fixed_dictionaries({}, optional=named)
+        )
     well_formed = _well_formed(operation)
     if well_formed is not None:
         base = st.one_of(base, well_formed, well_formed)
@@ -126,13 +161,18 @@ def listed(backend, known: dict) -> dict:
 
 def assert_describable(sm) -> None:
     for operation, (key, name_key, describe) in LISTS.items():
-        method = {"ListTrainingJobs": sm.list_training_jobs, "ListTrainingPlans": sm.list_training_plans,
-                  "ListClusters": sm.list_clusters}[operation]
+        method = {
+            "ListTrainingJobs": sm.list_training_jobs,
+            "ListTrainingPlans": sm.list_training_plans,
+            "ListClusters": sm.list_clusters,
+        }[operation]
         answer = method(MaxResults=100)
         assert_conforms(operation, answer)
-        describe_method = {"DescribeTrainingJob": sm.describe_training_job,
-                           "DescribeTrainingPlan": sm.describe_training_plan,
-                           "DescribeCluster": sm.describe_cluster}[describe]
+        describe_method = {
+            "DescribeTrainingJob": sm.describe_training_job,
+            "DescribeTrainingPlan": sm.describe_training_plan,
+            "DescribeCluster": sm.describe_cluster,
+        }[describe]
         for item in answer[key]:
             assert_conforms(describe, describe_method(**{name_key: item[name_key]}))
 
@@ -145,8 +185,9 @@ def seed(backend, sm) -> dict:
             sm.create_training_job(**create_request(name))
     offerings = sm.search_training_plan_offerings(**_plan_search())["TrainingPlanOfferings"]
     if not sm.list_training_plans()["TrainingPlanSummaries"] and offerings:
-        sm.create_training_plan(TrainingPlanName=PLANS[0],
-                                TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"])
+        sm.create_training_plan(
+            TrainingPlanName=PLANS[0], TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"]
+        )
         backend.clock.advance(backend.settings.plan_payment_seconds)
     if not sm.list_clusters()["ClusterSummaries"]:
         sm.create_cluster(**_cluster_request(CLUSTERS[0]))
@@ -154,16 +195,22 @@ def seed(backend, sm) -> dict:
     cluster = sm.describe_cluster(ClusterName=CLUSTERS[0])
     job = sm.describe_training_job(TrainingJobName=JOBS[0])
     try:
-        extensions = sm.search_training_plan_offerings(TrainingPlanArn=plan["TrainingPlanArn"], DurationHours=24)
+        extensions = sm.search_training_plan_offerings(
+            TrainingPlanArn=plan["TrainingPlanArn"], DurationHours=24
+        )
     except ClientError:  # the plan cannot be extended any more
         extensions = {}
     nodes = sm.list_cluster_nodes(ClusterName=CLUSTERS[0])["ClusterNodeSummaries"]
     return {
-        **NAMES, "ClusterName": CLUSTERS + [cluster["ClusterArn"]],
+        **NAMES,
+        "ClusterName": CLUSTERS + [cluster["ClusterArn"]],
         "TrainingPlanOfferingId": [o["TrainingPlanOfferingId"] for o in offerings],
-        "TrainingPlanExtensionOfferingId": [o["TrainingPlanExtensionOfferingId"]
-                                            for o in extensions.get("TrainingPlanExtensionOfferings", [])],
-        "ReservedCapacityArn": [rc["ReservedCapacityArn"] for rc in plan.get("ReservedCapacitySummaries", [])],
+        "TrainingPlanExtensionOfferingId": [
+            o["TrainingPlanExtensionOfferingId"] for o in extensions.get("TrainingPlanExtensionOfferings", [])
+        ],
+        "ReservedCapacityArn": [
+            rc["ReservedCapacityArn"] for rc in plan.get("ReservedCapacitySummaries", [])
+        ],
         "TrainingPlanArn": [plan["TrainingPlanArn"]],
         "ResourceArn": [job["TrainingJobArn"], plan["TrainingPlanArn"], cluster["ClusterArn"]],
         "NodeId": [node["InstanceId"] for node in nodes],
@@ -171,9 +218,15 @@ def seed(backend, sm) -> dict:
 
 
 @pytest.mark.parametrize("operation", OPERATIONS)
-@settings(max_examples=EXAMPLES, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                 HealthCheck.data_too_large])
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+    ],
+)
 @given(data=st.data())
 def test_raw_requests(backend, operation, data):
     sm = backend.client()

@@ -4,18 +4,23 @@ import json
 
 import pytest
 from botocore.parsers import JSONParser
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.dispatcher import HANDLERS
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.api.wire import encode_output
+from sagemaker_plans_local.protocol.json_wire import encode_output
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from sagemaker_plans_local.transport.response_decoder import decoder_for
 from tests.model_strategies import for_shape
 
 MODEL = service_model()
 UID = MODEL.metadata["uid"]
-OUTPUTS = sorted(op for op in HANDLERS if MODEL.operation_model(op).output_shape is not None
-                 and decoder_for(MODEL.operation_model(op).output_shape, UID) is not None)
+OUTPUTS = sorted(
+    op
+    for op in HANDLERS
+    if MODEL.operation_model(op).output_shape is not None
+    and decoder_for(MODEL.operation_model(op).output_shape, UID) is not None
+)
 
 
 def botocore_parse(shape, wire):
@@ -45,6 +50,10 @@ def test_shapes_with_documents_or_unions_are_left_to_botocore():
 
 def test_nulls_sparse_lists_blobs_and_unknown_members():
     shape = MODEL.shape_for("DescribeTrainingJobResponse")
-    wire = {"TrainingJobName": "j", "FailureReason": None, "NotInModel": 1,
-            "SecondaryStatusTransitions": [None, {"Status": "Starting", "StartTime": 1.5}]}
+    wire = {
+        "TrainingJobName": "j",
+        "FailureReason": None,
+        "NotInModel": 1,
+        "SecondaryStatusTransitions": [None, {"Status": "Starting", "StartTime": 1.5}],
+    }
     assert decoder_for(shape, UID)(wire) == botocore_parse(shape, wire)

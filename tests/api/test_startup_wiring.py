@@ -6,8 +6,8 @@ import boto3
 import pytest
 
 from sagemaker_plans_local import LocalBackend
-from sagemaker_plans_local.api.service_model import service_model, shared_loader
 from sagemaker_plans_local.backend import EMULATED_SERVICES, SERVICE_IDS
+from sagemaker_plans_local.protocol.service_model import service_model, shared_loader
 
 
 @pytest.mark.parametrize("service_name", EMULATED_SERVICES)

@@ -6,11 +6,12 @@ from types import SimpleNamespace
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, event, given, settings, strategies as st
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.api.tags import DEFAULT_MAX_RESULTS, list_tags
-from sagemaker_plans_local.domain.tags import MAX_TAGS_PER_RESOURCE, Tag
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.api.tags import DEFAULT_MAX_RESULTS, list_tags
+from sagemaker_plans_local.services.sagemaker.tags import MAX_TAGS_PER_RESOURCE, Tag
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE, create_request
 from tests.plan_helpers import buy, own_inventory
@@ -37,9 +38,13 @@ def job(sm, name, **extra):
 
 
 def cluster_request(name, **extra):
-    group = {"InstanceGroupName": "workers", "InstanceType": "ml.m5.large", "InstanceCount": 1,
-             "ExecutionRole": ROLE,
-             "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"}}
+    group = {
+        "InstanceGroupName": "workers",
+        "InstanceType": "ml.m5.large",
+        "InstanceCount": 1,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
+    }
     return {"ClusterName": name, "InstanceGroups": [group], **extra}
 
 
@@ -60,18 +65,26 @@ def test_creation_tags_are_listed_for_jobs_plans_capacities_and_clusters(backend
     assert listed["Tags"] == tags(("team", "ml"), ("cost", "42")) and "NextToken" not in listed
     assert sm.list_tags(ResourceArn=plan_arn)["Tags"] == tags(("owner", "me"))
     assert sm.list_tags(ResourceArn=cluster_arn)["Tags"] == tags(("env", "dev"))
-    rc_arn = sm.describe_training_plan(TrainingPlanName="plan-1")["ReservedCapacitySummaries"][0]["ReservedCapacityArn"]
+    rc_arn = sm.describe_training_plan(TrainingPlanName="plan-1")["ReservedCapacitySummaries"][0][
+        "ReservedCapacityArn"
+    ]
     assert sm.list_tags(ResourceArn=rc_arn)["Tags"] == []
 
 
 def test_plan_creation_tags_also_tag_its_reserved_capacities(backend, sm):
     own_inventory(backend, (P5, 2, "us-east-1a", 1, 4))
-    offering = sm.search_training_plan_offerings(InstanceType=P5, InstanceCount=2, DurationHours=48,
-                                                 TargetResources=["training-job"])["TrainingPlanOfferings"][0]
-    arn = sm.create_training_plan(TrainingPlanName="p", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"],
-                                  Tags=tags(("k", "v")))["TrainingPlanArn"]
-    rc_arn = sm.describe_training_plan(TrainingPlanName="p")["ReservedCapacitySummaries"][0]["ReservedCapacityArn"]
-    assert sm.list_tags(ResourceArn=arn)["Tags"] == sm.list_tags(ResourceArn=rc_arn)["Tags"] == tags(("k", "v"))
+    offering = sm.search_training_plan_offerings(
+        InstanceType=P5, InstanceCount=2, DurationHours=48, TargetResources=["training-job"]
+    )["TrainingPlanOfferings"][0]
+    arn = sm.create_training_plan(
+        TrainingPlanName="p", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"], Tags=tags(("k", "v"))
+    )["TrainingPlanArn"]
+    rc_arn = sm.describe_training_plan(TrainingPlanName="p")["ReservedCapacitySummaries"][0][
+        "ReservedCapacityArn"
+    ]
+    assert (
+        sm.list_tags(ResourceArn=arn)["Tags"] == sm.list_tags(ResourceArn=rc_arn)["Tags"] == tags(("k", "v"))
+    )
     sm.delete_tags(ResourceArn=rc_arn, TagKeys=["k"])
     assert sm.list_tags(ResourceArn=arn)["Tags"] == tags(("k", "v"))
 
@@ -101,16 +114,21 @@ def test_refused_tag_calls_change_nothing(sm):
         return error_of(excinfo)
 
     assert refused(sm.add_tags, Tags=tags(("k0", "x"), ("n1", "1"), ("n2", "2"), ("n3", "3"))) == (
-        "ValidationException", f"Tag limit exceeded: resource {arn} would have 51 tags; a resource "
-        "can have at most 50 tags.")
+        "ValidationException",
+        f"Tag limit exceeded: resource {arn} would have 51 tags; a resource can have at most 50 tags.",
+    )
     assert refused(sm.add_tags, Tags=tags(("n1", "1"), ("AWS:owner", "x"))) == (
-        "ValidationException", "System prefix 'aws:' reserved for AWS usage in tag key: AWS:owner")
+        "ValidationException",
+        "System prefix 'aws:' reserved for AWS usage in tag key: AWS:owner",
+    )
     assert refused(sm.add_tags, Tags=tags(("n1", "1"), ("n1", "2"))) == (
-        "ValidationException", "Tag keys must be unique per resource; the key n1 appears more than "
-        "once in the request.")
+        "ValidationException",
+        "Tag keys must be unique per resource; the key n1 appears more than once in the request.",
+    )
     assert refused(sm.delete_tags, TagKeys=["k1", "aws:cloudformation:stack-name"]) == (
         "ValidationException",
-        "System prefix 'aws:' reserved for AWS usage in tag key: aws:cloudformation:stack-name")
+        "System prefix 'aws:' reserved for AWS usage in tag key: aws:cloudformation:stack-name",
+    )
     # Up to the limit is fine.
     assert len(sm.add_tags(ResourceArn=arn, Tags=tags(("k0", "x"), ("n1", "1"), ("n2", "2")))["Tags"]) == 50
 
@@ -125,8 +143,11 @@ def test_creation_with_bad_tags_creates_nothing(backend, sm):
     assert sm.list_training_jobs()["TrainingJobSummaries"] == []
     assert sm.list_clusters()["ClusterSummaries"] == []
     # 51 tags: the model's TagList limit, checked before the service (raw JSON skips botocore).
-    status, document = raw(backend, "CreateTrainingJob",
-                           create_request("refused", Tags=tags(*((f"k{i}", "") for i in range(51)))))
+    status, document = raw(
+        backend,
+        "CreateTrainingJob",
+        create_request("refused", Tags=tags(*((f"k{i}", "") for i in range(51)))),
+    )
     assert status == 400 and document["__type"] == "ValidationException"
     assert "Member must have length less than or equal to 50" in document["message"]
     assert sm.list_training_jobs()["TrainingJobSummaries"] == []
@@ -134,11 +155,18 @@ def test_creation_with_bad_tags_creates_nothing(backend, sm):
 
 def test_unknown_resources_are_a_validation_exception(backend, sm):
     arn = job(sm, "known")
-    for missing in (arn + "x", arn.replace("us-east-1", "us-west-2"), arn.replace("123456789012", "111122223333"),
-                    "arn:aws:sagemaker:us-east-1:123456789012:endpoint/known",
-                    "arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdefabcdef"):
-        for call, request in ((sm.list_tags, {}), (sm.add_tags, {"Tags": tags(("k", "v"))}),
-                              (sm.delete_tags, {"TagKeys": ["k"]})):
+    for missing in (
+        arn + "x",
+        arn.replace("us-east-1", "us-west-2"),
+        arn.replace("123456789012", "111122223333"),
+        "arn:aws:sagemaker:us-east-1:123456789012:endpoint/known",
+        "arn:aws:sagemaker:us-east-1:123456789012:cluster/abcdefabcdef",
+    ):
+        for call, request in (
+            (sm.list_tags, {}),
+            (sm.add_tags, {"Tags": tags(("k", "v"))}),
+            (sm.delete_tags, {"TagKeys": ["k"]}),
+        ):
             with pytest.raises(ClientError) as excinfo:
                 call(ResourceArn=missing, **request)
             assert error_of(excinfo) == ("ValidationException", f"Could not find resource {missing}.")
@@ -167,23 +195,31 @@ def test_deleting_a_resource_removes_its_tags(backend, sm):
 def test_raw_json_requests(backend, sm):
     arn = job(sm, "raw")
     assert raw(backend, "AddTags", {"ResourceArn": arn, "Tags": [{"Key": "a", "Value": "1"}]}) == (
-        200, {"Tags": [{"Key": "a", "Value": "1"}]})
-    for body in ({"ResourceArn": arn, "MaxResults": 10},  # below the model's minimum of 50
-                 {"ResourceArn": arn, "NextToken": "not-a-token"},
-                 {"ResourceArn": "not-an-arn"}):
+        200,
+        {"Tags": [{"Key": "a", "Value": "1"}]},
+    )
+    for body in (
+        {"ResourceArn": arn, "MaxResults": 10},  # below the model's minimum of 50
+        {"ResourceArn": arn, "NextToken": "not-a-token"},
+        {"ResourceArn": "not-an-arn"},
+    ):
         status, document = raw(backend, "ListTags", body)
         assert status == 400 and document["__type"] == "ValidationException", body
-    for body in ({"ResourceArn": arn, "Tags": [{"Key": "", "Value": "1"}]},
-                 {"ResourceArn": arn, "Tags": [{"Key": "k"}]},  # Value is required by the model
-                 {"ResourceArn": arn, "Tags": [{"Key": "k" * 129, "Value": "1"}]},
-                 {"ResourceArn": arn, "Tags": [{"Key": "k", "Value": "v" * 257}]},
-                 {"ResourceArn": arn, "Tags": [{"Key": "k!", "Value": "1"}]}):
+    for body in (
+        {"ResourceArn": arn, "Tags": [{"Key": "", "Value": "1"}]},
+        {"ResourceArn": arn, "Tags": [{"Key": "k"}]},  # Value is required by the model
+        {"ResourceArn": arn, "Tags": [{"Key": "k" * 129, "Value": "1"}]},
+        {"ResourceArn": arn, "Tags": [{"Key": "k", "Value": "v" * 257}]},
+        {"ResourceArn": arn, "Tags": [{"Key": "k!", "Value": "1"}]},
+    ):
         status, document = raw(backend, "AddTags", body)
         assert status == 400 and document["__type"] == "ValidationException", body
     status, document = raw(backend, "DeleteTags", {"ResourceArn": arn, "TagKeys": []})
     assert status == 400 and document["__type"] == "ValidationException"
     assert raw(backend, "ListTags", {"ResourceArn": arn, "MaxResults": 50}) == (
-        200, {"Tags": [{"Key": "a", "Value": "1"}]})
+        200,
+        {"Tags": [{"Key": "a", "Value": "1"}]},
+    )
 
 
 KEYS = [f"k{i}" for i in range(60)] + ["aws:x", "AWS:Y"]
@@ -206,7 +242,9 @@ def _expected(model: dict, operation: str, argument: list) -> dict | None:
 
 
 def _listed(backend, arn: str, max_results: int | None) -> list[tuple[str, str]]:
-    body: dict = {"ResourceArn": arn} if max_results is None else {"ResourceArn": arn, "MaxResults": max_results}
+    body: dict = (
+        {"ResourceArn": arn} if max_results is None else {"ResourceArn": arn, "MaxResults": max_results}
+    )
     pairs = []
     while True:
         status, document = raw(backend, "ListTags", body)
@@ -218,15 +256,20 @@ def _listed(backend, arn: str, max_results: int | None) -> list[tuple[str, str]]
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(initial=st.dictionaries(st.sampled_from(KEYS[:60]), VALUES, max_size=48),
-       calls=st.lists(st.one_of(ADD, DELETE), max_size=8),
-       max_results=st.sampled_from([None, 50, 1000]))
+@given(
+    initial=st.dictionaries(st.sampled_from(KEYS[:60]), VALUES, max_size=48),
+    calls=st.lists(st.one_of(ADD, DELETE), max_size=8),
+    max_results=st.sampled_from([None, 50, 1000]),
+)
 def test_listed_tags_always_equal_the_model(backend, sm, initial, calls, max_results):
     arn = job(sm, f"prop-{next(_names)}", Tags=tags(*initial.items()))
     model = dict(initial)
     for operation, argument in calls:
-        body = ({"ResourceArn": arn, "Tags": tags(*argument)} if operation == "AddTags"
-                else {"ResourceArn": arn, "TagKeys": argument})
+        body = (
+            {"ResourceArn": arn, "Tags": tags(*argument)}
+            if operation == "AddTags"
+            else {"ResourceArn": arn, "TagKeys": argument}
+        )
         status, document = raw(backend, operation, body)
         expected = _expected(model, operation, argument)
         event(f"{operation} {'refused' if expected is None else 'accepted'}")
@@ -241,8 +284,11 @@ def test_listed_tags_always_equal_the_model(backend, sm, initial, calls, max_res
 
 
 @settings(max_examples=25, deadline=None)
-@given(count=st.integers(0, 180), max_results=st.sampled_from([None, 50, 64]),
-       dropped=st.sets(st.integers(0, 179), max_size=30))
+@given(
+    count=st.integers(0, 180),
+    max_results=st.sampled_from([None, 50, 64]),
+    dropped=st.sets(st.integers(0, 179), max_size=30),
+)
 def test_list_tags_pages_resume_after_the_last_tag_returned(count, max_results, dropped):
     """More tags than one page (AWS-made ones could be): pages chain, and keys deleted
     between pages neither repeat nor hide the tags after them."""

@@ -54,10 +54,14 @@ def test_shape_violations_use_aws_wording_and_change_nothing(sm):
     code, message = error_of(excinfo)
     assert code == "ValidationException"
     assert message.startswith("2 validation errors detected: ")
-    assert "Value '30000' at 'resourceConfig.keepAlivePeriodInSeconds' failed to satisfy constraint: " \
-           "Member must have value less than or equal to 21600" in message
-    assert "Value 'ml.nope' at 'resourceConfig.instanceType' failed to satisfy constraint: " \
-           "Member must satisfy enum value set: [ml.m4.xlarge," in message
+    assert (
+        "Value '30000' at 'resourceConfig.keepAlivePeriodInSeconds' failed to satisfy constraint: "
+        "Member must have value less than or equal to 21600" in message
+    )
+    assert (
+        "Value 'ml.nope' at 'resourceConfig.instanceType' failed to satisfy constraint: "
+        "Member must satisfy enum value set: [ml.m4.xlarge," in message
+    )
     assert sm.list_training_jobs()["TrainingJobSummaries"] == []
 
 
@@ -67,7 +71,8 @@ def test_backend_checks_what_botocore_does_not_even_without_client_validation(ba
         sm.describe_training_job(TrainingJobName="-bad-")
     assert error_of(excinfo)[1] == (
         "1 validation error detected: Value '-bad-' at 'trainingJobName' failed to satisfy "
-        "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}")
+        "constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}"
+    )
     with pytest.raises(ClientError) as excinfo:
         sm.describe_training_job()
     assert "Member must not be null" in error_of(excinfo)[1]
@@ -81,8 +86,10 @@ def test_botocore_still_validates_client_side(sm):
 def test_keep_alive_limit_is_a_backend_setting(backend, sm):
     with pytest.raises(ClientError) as excinfo:
         sm.create_training_job(**create_request("long", keep_alive=7200))
-    assert error_of(excinfo) == ("ValidationException", "KeepAlivePeriodInSeconds 7200 exceeds the "
-                                 "maximum allowed value of 3600 seconds.")
+    assert error_of(excinfo) == (
+        "ValidationException",
+        "KeepAlivePeriodInSeconds 7200 exceeds the maximum allowed value of 3600 seconds.",
+    )
     backend.settings.max_keep_alive_seconds = 21600
     sm.create_training_job(**create_request("long", keep_alive=7200))
 
@@ -102,8 +109,10 @@ def test_stop_and_stop_again(backend, sm):
     assert sm.describe_training_job(TrainingJobName="s")["TrainingJobStatus"] == "Stopping"
     with pytest.raises(ClientError) as excinfo:
         sm.stop_training_job(TrainingJobName="s")
-    assert error_of(excinfo) == ("ValidationException", "The request was rejected because the "
-                                 "training job is in status Stopping.")
+    assert error_of(excinfo) == (
+        "ValidationException",
+        "The request was rejected because the training job is in status Stopping.",
+    )
     backend.clock.advance(60)
     described = sm.describe_training_job(TrainingJobName="s")
     assert (described["TrainingJobStatus"], described["SecondaryStatus"]) == ("Stopped", "Stopped")
@@ -161,11 +170,13 @@ def test_regions_are_separate(backend):
     assert west.list_training_jobs()["TrainingJobSummaries"] == []
     west.create_training_job(**create_request("r"))  # same name, other region
     assert west.describe_training_job(TrainingJobName="r")["TrainingJobArn"].startswith(
-        "arn:aws:sagemaker:us-west-2:")
+        "arn:aws:sagemaker:us-west-2:"
+    )
 
 
 def test_wall_clock_backend_moves_by_itself(tmp_path):
     from sagemaker_plans_local import LocalBackend
+
     with LocalBackend(root=tmp_path) as backend:
         backend.settings.cold_start_seconds = 0
         backend.settings.job_runtime_seconds = 0
@@ -173,7 +184,9 @@ def test_wall_clock_backend_moves_by_itself(tmp_path):
         sm.create_training_job(**create_request("w"))
         backend.clock.advance(1)
         assert sm.describe_training_job(TrainingJobName="w")["TrainingJobStatus"] == "Completed"
-        assert abs(backend.clock.now() - datetime.now(timezone.utc) - timedelta(seconds=1)) < timedelta(seconds=5)
+        assert abs(backend.clock.now() - datetime.now(timezone.utc) - timedelta(seconds=1)) < timedelta(
+            seconds=5
+        )
 
 
 def test_run_until_idle_applies_everything_scheduled(backend, sm):

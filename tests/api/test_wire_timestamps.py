@@ -2,12 +2,15 @@ import time
 
 import pytest
 from botocore.utils import parse_timestamp
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
 
-EPOCHS = st.one_of(st.integers(min_value=0, max_value=4_102_444_800),
-                   st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False).map(lambda v: round(v, 3)))
+EPOCHS = st.one_of(
+    st.integers(min_value=0, max_value=4_102_444_800),
+    st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False).map(lambda v: round(v, 3)),
+)
 
 
 @given(EPOCHS)

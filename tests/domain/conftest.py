@@ -2,7 +2,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sagemaker_plans_local.domain.emulation import Emulation
+from sagemaker_plans_local.emulation import Emulation
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"

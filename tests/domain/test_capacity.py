@@ -1,9 +1,10 @@
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.domain.capacity import CapacityBlock, CapacityInventory
+from sagemaker_plans_local.services.sagemaker.plans.capacity import CapacityBlock, CapacityInventory
 
 T0 = datetime(2026, 1, 1, 11, 30, tzinfo=timezone.utc)
 H = timedelta(hours=1)
@@ -47,7 +48,10 @@ def test_windows_are_maximal_clipped_and_in_time_order():
     inventory.add(P5, 8, AZ, at(12), at(30))
     inventory.add(P5, 8, AZ, at(40), at(50))
     assert inventory.windows(P5, AZ, 4, at(-5), at(100)) == [
-        (at(0), at(10)), (at(12), at(30)), (at(40), at(50))]
+        (at(0), at(10)),
+        (at(12), at(30)),
+        (at(40), at(50)),
+    ]
     assert inventory.windows(P5, AZ, 2, at(5), at(45)) == [(at(5), at(30)), (at(40), at(45))]
     assert inventory.windows(P5, AZ, 16, at(0), at(100)) == []
     assert inventory.windows(P5, AZ, 1, at(20), at(20)) == []
@@ -68,13 +72,16 @@ def test_remove_needs_enough_everywhere_and_give_back_restores():
     assert inventory.blocks() == [CapacityBlock(P5, AZ, at(0), at(20), 4)]
 
 
-@pytest.mark.parametrize("count,start,end", [
-    (0, at(0), at(1)),
-    (1, at(1), at(1)),
-    (1, at(2), at(1)),
-    (1, datetime(2026, 1, 1), at(1)),
-    (1, at(0), datetime(2026, 2, 1)),
-])
+@pytest.mark.parametrize(
+    "count,start,end",
+    [
+        (0, at(0), at(1)),
+        (1, at(1), at(1)),
+        (1, at(2), at(1)),
+        (1, datetime(2026, 1, 1), at(1)),
+        (1, at(0), datetime(2026, 2, 1)),
+    ],
+)
 def test_bad_adds_are_rejected(count, start, end):
     inventory = CapacityInventory()
     with pytest.raises(ValueError):
@@ -117,9 +124,15 @@ def test_search_numbers_increase():
 HALF = timedelta(minutes=30)
 ZONES = ("z-a", "z-b")
 ops = st.lists(
-    st.tuples(st.sampled_from(("add", "remove")), st.sampled_from(ZONES),
-              st.integers(0, 40), st.integers(1, 20), st.integers(1, 8)),
-    max_size=12)
+    st.tuples(
+        st.sampled_from(("add", "remove")),
+        st.sampled_from(ZONES),
+        st.integers(0, 40),
+        st.integers(1, 20),
+        st.integers(1, 8),
+    ),
+    max_size=12,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -145,7 +158,8 @@ def test_inventory_matches_a_brute_force_model(operations, q_start, q_length, ne
     for zone in ZONES:
         free = model[zone]
         assert inventory.free_count(P5, zone, T0 + q_start * HALF, T0 + q_end * HALF) == min(
-            free[q_start:q_end])
+            free[q_start:q_end]
+        )
         expected, opened = [], None
         for i in range(q_start, q_end + 1):
             ok = i < q_end and free[i] >= need
@@ -175,6 +189,7 @@ def counting():
     def compute():
         calls.append(len(calls) + 1)
         return calls[-1]
+
     return compute
 
 
@@ -211,9 +226,17 @@ def test_remembered_values_of_one_zone_last_until_that_zone_changes():
 # -- the treap behind each (type, AZ), against a brute-force model after every change ---------
 QUARTER = timedelta(minutes=15)
 long_ops = st.lists(
-    st.tuples(st.sampled_from(("add", "add", "remove")), st.integers(0, 30), st.integers(1, 12),
-              st.integers(1, 4), st.integers(0, 127), st.integers(1, 40)),
-    min_size=1, max_size=60)
+    st.tuples(
+        st.sampled_from(("add", "add", "remove")),
+        st.integers(0, 30),
+        st.integers(1, 12),
+        st.integers(1, 4),
+        st.integers(0, 127),
+        st.integers(1, 40),
+    ),
+    min_size=1,
+    max_size=60,
+)
 
 
 def pieces_of(free):
@@ -237,25 +260,29 @@ def test_every_query_agrees_with_a_brute_force_model_after_every_change(operatio
         begin, end = T0 + start * HALF, T0 + (start + length) * HALF
         if kind == "add":
             inventory.add(P5, count, AZ, begin, end)
-            free[start:start + length] = [level + count for level in free[start:start + length]]
-        elif min(free[start:start + length]) >= count:
+            free[start : start + length] = [level + count for level in free[start : start + length]]
+        elif min(free[start : start + length]) >= count:
             inventory.remove(P5, AZ, begin, end, count)
-            free[start:start + length] = [level - count for level in free[start:start + length]]
+            free[start : start + length] = [level - count for level in free[start : start + length]]
         else:
-            with pytest.raises(ValueError, match=f"only {min(free[start:start + length])} "):
+            with pytest.raises(ValueError, match=f"only {min(free[start : start + length])} "):
                 inventory.remove(P5, AZ, begin, end, count)
-        assert inventory.free_count(P5, AZ, begin, end) == min(free[start:start + length])
+        assert inventory.free_count(P5, AZ, begin, end) == min(free[start : start + length])
         # Quarter-hour query bounds: some start or end inside a half-hour of constant count.
         first, past = q_start // 2, min(-(-(q_start + q_length) // 2), len(free))
         expected = min(free[first:past]) if first < past else 0
-        assert inventory.free_count(
-            P5, AZ, T0 + q_start * QUARTER, T0 + (q_start + q_length) * QUARTER) == expected
+        assert (
+            inventory.free_count(P5, AZ, T0 + q_start * QUARTER, T0 + (q_start + q_length) * QUARTER)
+            == expected
+        )
         assert [(b.start, b.end, b.count) for b in inventory.blocks()] == [
-            (T0 + i * HALF, T0 + j * HALF, level) for i, j, level in pieces_of(free)]
+            (T0 + i * HALF, T0 + j * HALF, level) for i, j, level in pieces_of(free)
+        ]
         assert inventory.windows(P5, AZ, count, T0 + start * HALF, T0 + (start + length) * HALF) == [
             (T0 + max(i, start) * HALF, T0 + min(j, start + length) * HALF)
             for i, j, _ in pieces_of([level >= count for level in free])
-            if i < start + length and j > start]
+            if i < start + length and j > start
+        ]
 
 
 def depth(node):

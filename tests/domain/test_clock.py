@@ -1,9 +1,10 @@
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.domain.clock import VirtualClock
+from sagemaker_plans_local.core.clock import VirtualClock
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -25,8 +26,10 @@ def test_clock_never_moves_back():
         VirtualClock(START).advance(-1)
 
 
-@given(st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
-       st.integers(min_value=0, max_value=12_000))
+@given(
+    st.lists(st.integers(min_value=0, max_value=10_000), max_size=30),
+    st.integers(min_value=0, max_value=12_000),
+)
 def test_events_fire_in_time_order_and_see_their_own_time(offsets, advance_by):
     clock = VirtualClock(START)
     fired = []
@@ -52,8 +55,9 @@ def test_cancelled_event_does_not_fire():
 def test_event_scheduled_by_an_event_fires_in_the_same_advance():
     clock = VirtualClock(START)
     fired = []
-    clock.schedule(START + timedelta(seconds=1),
-                   lambda t: clock.schedule(t + timedelta(seconds=1), fired.append))
+    clock.schedule(
+        START + timedelta(seconds=1), lambda t: clock.schedule(t + timedelta(seconds=1), fired.append)
+    )
     clock.advance(5)
     assert fired == [START + timedelta(seconds=2)]
 
@@ -79,8 +83,10 @@ def test_rescheduling_50_000_times_keeps_a_handful_of_entries():
 
 
 @settings(max_examples=50)
-@given(st.lists(st.tuples(st.integers(min_value=0, max_value=100), st.booleans()), max_size=60),
-       st.integers(min_value=0, max_value=120))
+@given(
+    st.lists(st.tuples(st.integers(min_value=0, max_value=100), st.booleans()), max_size=60),
+    st.integers(min_value=0, max_value=120),
+)
 def test_compaction_keeps_exactly_the_live_events(plan, advance_by):
     clock = VirtualClock(START)
     fired, live = [], []

@@ -5,9 +5,9 @@ from datetime import datetime, timezone
 
 import pytest
 
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.domain.cluster_nodes import find_node, new_node
-from sagemaker_plans_local.domain.errors import InvalidRequest, NotFound
+from sagemaker_plans_local.core.errors import InvalidRequest, NotFound
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import find_node, new_node
 
 AT = datetime(2026, 1, 1, tzinfo=timezone.utc)
 ARN = "arn:aws:sagemaker:us-east-1:123456789012:cluster/0123456789ab"

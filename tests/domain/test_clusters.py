@@ -5,9 +5,9 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from sagemaker_plans_local.domain.clusters import DELETE_SECONDS, Conflict
-from sagemaker_plans_local.domain.errors import InUse, InvalidRequest, NotFound
-from sagemaker_plans_local.domain.training_plans import PlanScript
+from sagemaker_plans_local.core.errors import InUse, InvalidRequest, NotFound
+from sagemaker_plans_local.services.sagemaker.clusters.clusters import DELETE_SECONDS, Conflict
+from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
 from tests.domain.conftest import ROLE, START
 
 P5 = "ml.p5.48xlarge"
@@ -38,9 +38,13 @@ def buy(emulation, name, blocks, count=4, instance_type=P5, target="hyperpod-clu
     for start, end in blocks:
         emulation.capacity.add(instance_type, count, "us-east-1a", start, end)
     hours = sum((end - start for start, end in blocks), timedelta(0)) // timedelta(hours=1)
-    offerings = plans.search(instance_type=instance_type, instance_count=count, duration_hours=hours,
-                             target=target,
-                             start_after=blocks[0][0] if blocks[0][0] > emulation.clock.now() else None)
+    offerings = plans.search(
+        instance_type=instance_type,
+        instance_count=count,
+        duration_hours=hours,
+        target=target,
+        start_after=blocks[0][0] if blocks[0][0] > emulation.clock.now() else None,
+    )
     offering = offerings[0]
     assert [(b.start, b.end) for b in offering.blocks] == list(blocks)
     emulation.settings.plan_payment_seconds = 0 if pay else 60
@@ -54,9 +58,13 @@ TWO_BLOCKS = [(at(2), at(3, 11, 30)), (at(5, 11, 30), at(7, 11, 30))]
 
 
 def group(name="workers", count=2, instance_type=P5, plan=None, **extra):
-    spec = {"InstanceGroupName": name, "InstanceType": instance_type, "InstanceCount": count,
-            "ExecutionRole": ROLE,
-            "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"}}
+    spec = {
+        "InstanceGroupName": name,
+        "InstanceType": instance_type,
+        "InstanceCount": count,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
+    }
     if plan is not None:
         spec["TrainingPlanArn"] = plan.arn
     spec.update(extra)
@@ -93,7 +101,7 @@ def test_arn_status_and_plain_group_nodes(emulation, clusters):
 
 
 def test_arns_are_deterministic_per_backend(tmp_path):
-    from sagemaker_plans_local.domain.emulation import Emulation
+    from sagemaker_plans_local.emulation import Emulation
 
     def arns(root):
         c = Emulation("123456789012", root, START).region("us-east-1").clusters
@@ -172,8 +180,9 @@ def test_groups_share_a_plan_and_waiting_groups_get_released_instances(emulation
 
 def test_plan_checks_on_create(emulation, clusters):
     plan = buy(emulation, "hp", TWO_BLOCKS)
-    job_plan = buy(emulation, "tj", [(at(10), at(11, 11, 30))], instance_type="ml.p4d.24xlarge",
-                   target="training-job")
+    job_plan = buy(
+        emulation, "tj", [(at(10), at(11, 11, 30))], instance_type="ml.p4d.24xlarge", target="training-job"
+    )
     before = plan.in_use
     missing = plan.arn.replace("training-plan/hp", "training-plan/nope")
     with pytest.raises(NotFound):
@@ -235,9 +244,13 @@ def test_update_counts_add_and_delete_groups(emulation, clusters):
         clusters.update("c", {"InstanceGroups": [group("ctl", 2, "ml.m5.xlarge")]})
     advance_to(emulation, at(2))
     assert plan.in_use == 1
-    clusters.update(cluster.arn, {
-        "InstanceGroups": [group("gpu", 3, plan=plan), group("extra", 2, "ml.c5.xlarge")],
-        "InstanceGroupsToDelete": ["ctl"]})
+    clusters.update(
+        cluster.arn,
+        {
+            "InstanceGroups": [group("gpu", 3, plan=plan), group("extra", 2, "ml.c5.xlarge")],
+            "InstanceGroupsToDelete": ["ctl"],
+        },
+    )
     assert cluster.status == "Updating"
     assert counts(cluster) == {"ctl": ("Deleting", 0), "gpu": ("Updating", 1), "extra": ("Creating", 0)}
     with pytest.raises(Conflict, match="Updating"):
@@ -262,14 +275,26 @@ def test_rejected_updates_change_nothing(emulation, clusters):
     emulation.clock.advance(COLD)
     bad = [
         ({"InstanceGroupsToDelete": ["nope"]}, InvalidRequest, "does not exist"),
-        ({"InstanceGroups": [group("ctl", 2, "ml.m5.xlarge")], "InstanceGroupsToDelete": ["ctl"]},
-         InvalidRequest, "both updated and deleted"),
+        (
+            {"InstanceGroups": [group("ctl", 2, "ml.m5.xlarge")], "InstanceGroupsToDelete": ["ctl"]},
+            InvalidRequest,
+            "both updated and deleted",
+        ),
         ({"InstanceGroups": [group("ctl", 1, "ml.m5.2xlarge")]}, InvalidRequest, "cannot be changed"),
-        ({"InstanceGroups": [group("ctl", 1, "ml.m5.xlarge", plan=plan)]}, InvalidRequest,
-         "training plan of instance group ctl cannot be changed"),
+        (
+            {"InstanceGroups": [group("ctl", 1, "ml.m5.xlarge", plan=plan)]},
+            InvalidRequest,
+            "training plan of instance group ctl cannot be changed",
+        ),
         ({"InstanceGroups": [group("gpu", 8, plan=plan)]}, InvalidRequest, "exceeds the 4 instances"),
-        ({"InstanceGroups": [group("new", 1, "ml.p4d.24xlarge", plan=plan)],
-          "InstanceGroupsToDelete": ["ctl"]}, InvalidRequest, "does not match"),
+        (
+            {
+                "InstanceGroups": [group("new", 1, "ml.p4d.24xlarge", plan=plan)],
+                "InstanceGroupsToDelete": ["ctl"],
+            },
+            InvalidRequest,
+            "does not match",
+        ),
     ]
     for request, error, message in bad:
         with pytest.raises(error, match=message):
@@ -331,6 +356,7 @@ def test_delete_while_creating_cancels_the_creation(emulation, clusters):
 def test_training_jobs_cannot_use_a_hyperpod_plan_and_clusters_ignore_job_plans(emulation, clusters):
     plan = buy(emulation, "hp", TWO_BLOCKS)
     from tests.domain.conftest import job_spec
+
     spec = job_spec("job", keep_alive=None, instance_type=P5)
     spec["ResourceConfig"]["TrainingPlanArn"] = plan.arn
     with pytest.raises(InvalidRequest, match="targets hyperpod-cluster"):

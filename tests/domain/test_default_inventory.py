@@ -3,20 +3,25 @@ from datetime import datetime, time, timedelta, timezone
 
 import pytest
 
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.domain.capacity import CapacityInventory
-from sagemaker_plans_local.domain.default_inventory import (
-    PROFILES, availability_zones, default_inventory)
-from sagemaker_plans_local.domain.offerings import Capacity, origin_of, search_offerings
-from sagemaker_plans_local.domain.pricing import PriceList
-from sagemaker_plans_local.domain.ultraservers import ultra_server_types
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.plans.capacity import CapacityInventory
+from sagemaker_plans_local.services.sagemaker.plans.default_inventory import (
+    PROFILES,
+    availability_zones,
+    default_inventory,
+)
+from sagemaker_plans_local.services.sagemaker.plans.offerings import Capacity, origin_of, search_offerings
+from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
+from sagemaker_plans_local.services.sagemaker.plans.ultraservers import ultra_server_types
 
 ENUM = service_model().shape_for("ReservedCapacityInstanceType").enum
 REGIONS = ["us-east-1", "us-west-2", "eu-west-1", "ap-northeast-1"]
-NOWS = [datetime(2026, 1, 1, tzinfo=timezone.utc),
-        datetime(2026, 3, 2, 9, 47, 13, tzinfo=timezone.utc),
-        datetime(2026, 7, 15, 11, 30, tzinfo=timezone.utc),
-        datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc)]
+NOWS = [
+    datetime(2026, 1, 1, tzinfo=timezone.utc),
+    datetime(2026, 3, 2, 9, 47, 13, tzinfo=timezone.utc),
+    datetime(2026, 7, 15, 11, 30, tzinfo=timezone.utc),
+    datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc),
+]
 PRICES = PriceList.default()
 
 
@@ -28,8 +33,14 @@ def loaded(region, now, types=ENUM):
 
 
 def search(inventory, now, instance_type, count, days, target="training-job"):
-    return search_offerings(inventory, PRICES, now=now, capacity=Capacity(instance_type, count),
-                            duration_hours=days * 24, target=target)
+    return search_offerings(
+        inventory,
+        PRICES,
+        now=now,
+        capacity=Capacity(instance_type, count),
+        duration_hours=days * 24,
+        target=target,
+    )
 
 
 def test_availability_zones():
@@ -67,8 +78,7 @@ def test_deterministic_aligned_and_within_56_days(region, now):
 def test_the_layout_depends_on_region_and_type_not_on_other_types():
     now = NOWS[1]
     alone = default_inventory(["ml.trn2.48xlarge"], "us-east-1", now)
-    together = [b for b in default_inventory(ENUM, "us-east-1", now)
-                if b.instance_type == "ml.trn2.48xlarge"]
+    together = [b for b in default_inventory(ENUM, "us-east-1", now) if b.instance_type == "ml.trn2.48xlarge"]
     assert alone == together
     assert alone != default_inventory(["ml.trn2.48xlarge"], "us-west-2", now)
 
@@ -100,12 +110,21 @@ def test_ultra_servers_of_offered_instance_types_have_capacity():
     blocks = default_inventory(ENUM, "us-east-1", now)
     ultra = {b.instance_type for b in blocks if b.instance_type.startswith("ml.u-")}
     assert ultra == {name for name, kind in ultra_server_types().items() if kind.instance_type in ENUM}
-    assert not [b for b in default_inventory(["ml.p5.48xlarge"], "us-east-1", now)
-                if b.instance_type.startswith("ml.u-")]
+    assert not [
+        b
+        for b in default_inventory(["ml.p5.48xlarge"], "us-east-1", now)
+        if b.instance_type.startswith("ml.u-")
+    ]
     inventory = loaded("us-east-1", now)
     kind = ultra_server_types()["ml.u-p6e-gb200x72"]
-    offerings = search_offerings(inventory, PRICES, now=now, capacity=Capacity.ultra(kind, 1),
-                                 duration_hours=48, target="hyperpod-cluster")
+    offerings = search_offerings(
+        inventory,
+        PRICES,
+        now=now,
+        capacity=Capacity.ultra(kind, 1),
+        duration_hours=48,
+        target="hyperpod-cluster",
+    )
     assert offerings and all(o.instance_count == kind.instances for o in offerings)
 
 

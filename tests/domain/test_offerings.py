@@ -4,15 +4,20 @@ from datetime import datetime, time, timedelta, timezone
 from decimal import Decimal
 
 import pytest
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.domain.capacity import CapacityInventory
-from sagemaker_plans_local.domain.errors import InvalidRequest
-from sagemaker_plans_local.domain.offering_search import DayGrid, ceil_minute
-from sagemaker_plans_local.domain.offerings import (
-    Capacity, origin_of, search_extensions, search_offerings)
-from sagemaker_plans_local.domain.pricing import PriceList
-from sagemaker_plans_local.domain.ultraservers import ultra_server_types
+from sagemaker_plans_local.core.errors import InvalidRequest
+from sagemaker_plans_local.services.sagemaker.plans.capacity import CapacityInventory
+from sagemaker_plans_local.services.sagemaker.plans.offering_search import DayGrid, ceil_minute
+from sagemaker_plans_local.services.sagemaker.plans.offerings import (
+    Capacity,
+    origin_of,
+    search_extensions,
+    search_offerings,
+)
+from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
+from sagemaker_plans_local.services.sagemaker.plans.ultraservers import ultra_server_types
 
 DAY = timedelta(days=1)
 HALF = timedelta(minutes=30)
@@ -36,8 +41,13 @@ def inventory_of(*blocks):
 
 
 def search(inventory, instance_count=1, **request):
-    request = {"now": NOW, "capacity": Capacity(P5, instance_count), "duration_hours": 24,
-               "target": "training-job", **request}
+    request = {
+        "now": NOW,
+        "capacity": Capacity(P5, instance_count),
+        "duration_hours": 24,
+        "target": "training-job",
+        **request,
+    }
     return search_offerings(inventory, PRICES, **request)
 
 
@@ -53,12 +63,24 @@ def test_the_documented_sample_search():
     inventory = CapacityInventory()
     inventory.clear()
     inventory.add("ml.p4d.24xlarge", 1, "us-east-1a", now - DAY, now + 10 * DAY)
-    offerings = search_offerings(inventory, PRICES, now=now, capacity=Capacity("ml.p4d.24xlarge", 1),
-                                 duration_hours=15, target="training-job", end_before=now + 2 * DAY)
-    assert [o.duration for o in offerings] == [timedelta(hours=15, minutes=51),
-                                               timedelta(hours=39, minutes=51), timedelta(hours=24)]
+    offerings = search_offerings(
+        inventory,
+        PRICES,
+        now=now,
+        capacity=Capacity("ml.p4d.24xlarge", 1),
+        duration_hours=15,
+        target="training-job",
+        end_before=now + 2 * DAY,
+    )
+    assert [o.duration for o in offerings] == [
+        timedelta(hours=15, minutes=51),
+        timedelta(hours=39, minutes=51),
+        timedelta(hours=24),
+    ]
     starts = [o.start.astimezone(pst) for o in offerings]
-    assert starts == [datetime(2025, 1, 21, 11, 39, tzinfo=pst)] * 2 + [datetime(2025, 1, 22, 3, 30, tzinfo=pst)]
+    assert starts == [datetime(2025, 1, 21, 11, 39, tzinfo=pst)] * 2 + [
+        datetime(2025, 1, 22, 3, 30, tzinfo=pst)
+    ]
     assert all(o.end.astimezone(timezone.utc).time() == time(11, 30) for o in offerings)
     assert all(len(o.blocks) == 1 for o in offerings)
 
@@ -100,8 +122,9 @@ def test_duration_hours_round_up_to_whole_days_from_1130():
 
 
 def test_offerings_differ_in_their_times_and_take_the_first_az():
-    inventory = inventory_of(("az-b", MORNING, day(5), 2), ("az-a", day(1), day(5), 2),
-                             ("az-c", MORNING, day(5), 2))
+    inventory = inventory_of(
+        ("az-b", MORNING, day(5), 2), ("az-a", day(1), day(5), 2), ("az-c", MORNING, day(5), 2)
+    )
     offerings = search(inventory, duration_hours=72, instance_count=2)
     assert shape(offerings) == [
         [("az-b", MORNING, day(3))],
@@ -113,8 +136,9 @@ def test_offerings_differ_in_their_times_and_take_the_first_az():
 
 def test_one_answer_mixes_one_and_two_block_offerings():
     """The guide: a 48-hour search "might offer two 24-hour blocks, one continuous 48-hour block, ..."."""
-    inventory = inventory_of(("az-a", MORNING, day(1), 1), ("az-b", day(1), day(2), 1),
-                             ("az-c", day(1), day(4), 1))
+    inventory = inventory_of(
+        ("az-a", MORNING, day(1), 1), ("az-b", day(1), day(2), 1), ("az-c", day(1), day(4), 1)
+    )
     offerings = search(inventory, duration_hours=48, start_after=MORNING)
     assert shape(offerings) == [
         [("az-a", MORNING, day(1)), ("az-b", day(1), day(2))],  # two 24-hour blocks, ending first
@@ -122,13 +146,17 @@ def test_one_answer_mixes_one_and_two_block_offerings():
         [("az-a", MORNING, day(1)), ("az-c", day(2), day(3))],  # (az-a, az-c) from day 1 = the first's times
     ]
     hyperpod = search(inventory, duration_hours=48, start_after=MORNING, target="hyperpod-cluster")
-    assert shape(hyperpod) == [[("az-c", day(1), day(3))], [("az-c", day(2), day(4))],
-                               [("az-c", day(1), day(2)), ("az-c", day(3), day(4))]]
+    assert shape(hyperpod) == [
+        [("az-c", day(1), day(3))],
+        [("az-c", day(2), day(4))],
+        [("az-c", day(1), day(2)), ("az-c", day(3), day(4))],
+    ]
 
 
 def test_two_blocks_when_they_end_first():
-    inventory = inventory_of(("az-a", MORNING, day(2), 4), ("az-a", day(3), day(5), 4),
-                             ("az-b", day(2), day(4), 4))
+    inventory = inventory_of(
+        ("az-a", MORNING, day(2), 4), ("az-a", day(3), day(5), 4), ("az-b", day(2), day(4), 4)
+    )
     offerings = search(inventory, duration_hours=72, instance_count=4)
     assert shape(offerings) == [
         [("az-a", MORNING, day(2)), ("az-b", day(2), day(3))],
@@ -144,7 +172,8 @@ def test_two_blocks_when_they_end_first():
     inventory.add(P5, 4, "az-c", day(40), day(43))  # a contiguous block, ending much later
     assert shape(search(inventory, duration_hours=72, instance_count=4)) == shape(offerings)
     assert shape(search(inventory, duration_hours=72, instance_count=4, start_after=day(5))) == [
-        [("az-c", day(40), day(43))]]
+        [("az-c", day(40), day(43))]
+    ]
 
 
 def test_targets_other_than_training_jobs_keep_one_az():
@@ -198,25 +227,43 @@ def test_ultra_servers_are_searched_as_whole_servers():
     inventory = CapacityInventory()
     inventory.add(kind.name, 2, "az-a", MORNING, day(5))
     inventory.add(kind.instance_type, 64, "az-b", MORNING, day(5))  # instances are not UltraServers
-    (offering, *_) = search_offerings(inventory, PRICES, now=NOW, capacity=Capacity.ultra(kind, 2),
-                                      duration_hours=48, target="hyperpod-cluster")
+    (offering, *_) = search_offerings(
+        inventory,
+        PRICES,
+        now=NOW,
+        capacity=Capacity.ultra(kind, 2),
+        duration_hours=48,
+        target="hyperpod-cluster",
+    )
     (block,) = offering.blocks
     assert (block.availability_zone, block.count, block.capacity.ultra_server_count) == ("az-a", 36, 2)
     assert offering.upfront_fee == Decimal(48 * 36 * 30).quantize(Decimal("0.01"))
-    assert search_offerings(inventory, PRICES, now=NOW, capacity=Capacity.ultra(kind, 3),
-                            duration_hours=48, target="hyperpod-cluster") == []
+    assert (
+        search_offerings(
+            inventory,
+            PRICES,
+            now=NOW,
+            capacity=Capacity.ultra(kind, 3),
+            duration_hours=48,
+            target="hyperpod-cluster",
+        )
+        == []
+    )
 
 
-@pytest.mark.parametrize("request_, message", [
-    ({"instance_count": 3}, "InstanceCount 3"),
-    ({"instance_count": 128}, "InstanceCount 128"),
-    ({"duration_hours": 0}, "DurationHours 0"),
-    ({"duration_hours": 182 * 24 + 1}, "DurationHours 4369"),
-    ({"start_after": NOW - timedelta(minutes=1, seconds=1)}, "must be in the future"),
-    ({"start_after": NOW + LEAD + timedelta(seconds=1)}, "at most 56 days"),
-    ({"end_before": NOW + DAY - timedelta(seconds=1)}, "at least 24 hours"),
-    ({"start_after": day(3), "end_before": day(4) - timedelta(minutes=1)}, "at least 24 hours"),
-])
+@pytest.mark.parametrize(
+    "request_, message",
+    [
+        ({"instance_count": 3}, "InstanceCount 3"),
+        ({"instance_count": 128}, "InstanceCount 128"),
+        ({"duration_hours": 0}, "DurationHours 0"),
+        ({"duration_hours": 182 * 24 + 1}, "DurationHours 4369"),
+        ({"start_after": NOW - timedelta(minutes=1, seconds=1)}, "must be in the future"),
+        ({"start_after": NOW + LEAD + timedelta(seconds=1)}, "at most 56 days"),
+        ({"end_before": NOW + DAY - timedelta(seconds=1)}, "at least 24 hours"),
+        ({"start_after": day(3), "end_before": day(4) - timedelta(minutes=1)}, "at least 24 hours"),
+    ],
+)
 def test_rule_violations_raise_invalid_request(request_, message):
     with pytest.raises(InvalidRequest, match=message):
         search(inventory_of(("az-a", MORNING, day(9), 1)), **request_)
@@ -256,8 +303,14 @@ def brute_force(inventory, now, count, hours, target, start_after, end_before):
     totals = {s: {next_1130(s + timedelta(hours=hours)) - s, next_1130(s + days * DAY) - s} for s in starts}
     ends = sorted({next_1130(s + timedelta(seconds=1)) + n * DAY for s in starts for n in range(days + 2)})
     zones = inventory.zones(P5)
-    fits = [(s, e, az) for s in starts for e in ends if e > s for az in zones
-            if (end_before is None or e <= end_before) and inventory.free_count(P5, az, s, e) >= count]
+    fits = [
+        (s, e, az)
+        for s in starts
+        for e in ends
+        if e > s
+        for az in zones
+        if (end_before is None or e <= end_before) and inventory.free_count(P5, az, s, e) >= count
+    ]
     one_zone = target != "training-job"
     ranked = [((e, 1, s, s, e, False, az, ""), ((az, s, e),)) for s, e, az in fits if e - s in totals[s]]
     for s1, e1, az1 in fits:
@@ -279,14 +332,22 @@ def brute_force(inventory, now, count, hours, target, start_after, end_before):
 
 ZONES = ("us-east-1a", "us-east-1b", "us-east-1c")
 blocks_strategy = st.lists(
-    st.tuples(st.sampled_from(ZONES), st.integers(-1, 14), st.integers(0, 47) | st.just(0),
-              st.integers(1, 4), st.sampled_from((1, 2, 4, 8, 16))),
-    max_size=10)
+    st.tuples(
+        st.sampled_from(ZONES),
+        st.integers(-1, 14),
+        st.integers(0, 47) | st.just(0),
+        st.integers(1, 4),
+        st.sampled_from((1, 2, 4, 8, 16)),
+    ),
+    max_size=10,
+)
 
 
 @st.composite
 def requests(draw, days=(1, 6), counts=(1, 2, 4, 8)):
-    now = MORNING - DAY + timedelta(minutes=draw(st.integers(0, 2 * 24 * 60)), seconds=draw(st.integers(0, 59)))
+    now = (
+        MORNING - DAY + timedelta(minutes=draw(st.integers(0, 2 * 24 * 60)), seconds=draw(st.integers(0, 59)))
+    )
     request = {
         "now": now,
         "instance_count": draw(st.sampled_from(counts)),
@@ -331,18 +392,30 @@ def check_search(inventory, request):
                 assert first.availability_zone == second.availability_zone
     event(f"{len(offerings)} offerings of {sorted(len(o.blocks) for o in offerings)} blocks")
     # The spec's search, done slowly.
-    assert shape(offerings) == brute_force(inventory, count=count, hours=hours, **{
-        k: request[k] for k in ("now", "target", "start_after", "end_before")})
+    assert shape(offerings) == brute_force(
+        inventory,
+        count=count,
+        hours=hours,
+        **{k: request[k] for k in ("now", "target", "start_after", "end_before")},
+    )
 
 
 # -- extensions -------------------------------------------------------------------
 def extend(inventory, hours, plan_end=day(3), now=NOW, count=4):  # noqa: B008 (a datetime, immutable)
-    return search_extensions(inventory, PRICES, now=now, capacity=Capacity(P5, count),
-                             availability_zone="az-a", plan_end=plan_end, duration_hours=hours)
+    return search_extensions(
+        inventory,
+        PRICES,
+        now=now,
+        capacity=Capacity(P5, count),
+        availability_zone="az-a",
+        plan_end=plan_end,
+        duration_hours=hours,
+    )
 
 
-@pytest.mark.parametrize("hours,days", [(1, 1), (24, 1), (25, 2), (14 * 24, 14), (21 * 24, 21),
-                                        (20 * 24 + 1, 21), (182 * 24, 182)])
+@pytest.mark.parametrize(
+    "hours,days", [(1, 1), (24, 1), (25, 2), (14 * 24, 14), (21 * 24, 21), (20 * 24 + 1, 21), (182 * 24, 182)]
+)
 def test_extension_offers_the_days_right_after_the_plan(hours, days):
     inventory = inventory_of(("az-a", MORNING, day(200), 4))
     (offering,) = extend(inventory, hours)
@@ -381,8 +454,9 @@ def test_offerings_fit_the_inventory_and_the_request(blocks, request):
     check_search(inventory, request)
 
 
-fragments = st.lists(st.tuples(st.integers(0, 3), st.integers(1, 2), st.sampled_from((1, 2))),
-                     min_size=1, max_size=6)
+fragments = st.lists(
+    st.tuples(st.integers(0, 3), st.integers(1, 2), st.sampled_from((1, 2))), min_size=1, max_size=6
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -403,7 +477,10 @@ def test_a_search_after_one_zone_changed_sees_that_zone_and_keeps_the_others():
     before = shape(search(inventory))
     assert before == [[("az-a", day(3), day(4))], [("az-a", day(4), day(5))], [("az-a", day(5), day(6))]]
     inventory.add(P5, 1, "az-b", MORNING, day(2))  # az-b frees earlier days
-    assert shape(search(inventory)) == [[("az-b", MORNING, day(1))], [("az-b", day(1), day(2))],
-                                        [("az-a", day(3), day(4))]]
+    assert shape(search(inventory)) == [
+        [("az-b", MORNING, day(1))],
+        [("az-b", day(1), day(2))],
+        [("az-a", day(3), day(4))],
+    ]
     inventory.remove(P5, "az-b", MORNING, day(2), 1)
     assert shape(search(inventory)) == before

@@ -5,11 +5,12 @@ import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from hypothesis import settings, strategies as st
+from hypothesis import settings
+from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from sagemaker_plans_local.domain.emulation import Emulation
-from sagemaker_plans_local.domain.timeline import JobScript
+from sagemaker_plans_local.emulation import Emulation
+from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
 
 from .conftest import job_spec
 
@@ -28,13 +29,18 @@ class PlanTraffic(RuleBasedStateMachine):
         self.emulation.capacity.add(P5, 4, "us-east-1b", DAY + timedelta(days=2), DAY + timedelta(days=3))
         region = self.emulation.region("us-east-1")
         plans, self.jobs = region.training_plans, region.training_jobs
-        offering = plans.search(instance_type=P5, instance_count=4, duration_hours=48, target="training-job")[0]
+        offering = plans.search(instance_type=P5, instance_count=4, duration_hours=48, target="training-job")[
+            0
+        ]
         self.plan = plans.create("traffic", offering.offering_id)
         self.emulation.clock.advance(1)
         self.names = 0
 
-    @rule(count=st.sampled_from([1, 2, 4]), keep_alive=st.sampled_from([0, 0, 1800]),
-          runtime=st.integers(min_value=60, max_value=20 * 3600))
+    @rule(
+        count=st.sampled_from([1, 2, 4]),
+        keep_alive=st.sampled_from([0, 0, 1800]),
+        runtime=st.integers(min_value=60, max_value=20 * 3600),
+    )
     def create_job(self, count, keep_alive, runtime):
         if self.plan.status not in ("Scheduled", "Active"):
             return
@@ -63,10 +69,14 @@ class PlanTraffic(RuleBasedStateMachine):
         if not hasattr(self, "plan"):
             return
         plan = self.plan
-        on_instances = sum(job.instance_count for job in self.jobs.all()
-                           if job.block is not None and job.status in ("InProgress", "Stopping"))
-        pools = sum(pool.instance_count for pool in self.jobs.pools.available_pools()
-                    if pool.holder.plan is plan)
+        on_instances = sum(
+            job.instance_count
+            for job in self.jobs.all()
+            if job.block is not None and job.status in ("InProgress", "Stopping")
+        )
+        pools = sum(
+            pool.instance_count for pool in self.jobs.pools.available_pools() if pool.holder.plan is plan
+        )
         assert plan.in_use == on_instances + pools
         assert 0 <= plan.in_use <= plan.instance_count
         if plan.status == "Active":

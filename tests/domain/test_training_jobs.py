@@ -2,8 +2,8 @@ from datetime import timedelta
 
 import pytest
 
-from sagemaker_plans_local.domain.errors import InUse, InvalidRequest, JobNotFound, LimitExceeded
-from sagemaker_plans_local.domain.timeline import STOPPING_SECONDS, JobScript
+from sagemaker_plans_local.core.errors import InUse, InvalidRequest, JobNotFound, LimitExceeded
+from sagemaker_plans_local.services.sagemaker.jobs.phases import STOPPING_SECONDS, JobScript
 
 from .conftest import job_spec
 
@@ -45,8 +45,9 @@ def test_missing_job_is_requested_resource_not_found(jobs):
         jobs.get("nope")
 
 
-@pytest.mark.parametrize("outcome,keeps_pool", [
-    ("AlgorithmError", True), ("ClientError", True), ("InternalServerError", False)])
+@pytest.mark.parametrize(
+    "outcome,keeps_pool", [("AlgorithmError", True), ("ClientError", True), ("InternalServerError", False)]
+)
 def test_scripted_failures(emulation, jobs, outcome, keeps_pool):
     emulation.script_job("f", JobScript(outcome, runtime_seconds=42, failure_reason="boom"))
     job = jobs.create(job_spec("f"))
@@ -123,7 +124,8 @@ def test_instance_quota_counts_running_jobs_and_idle_pools(emulation, jobs):
     assert error.value.message == (
         "The account-level service limit 'ml.g4dn.xlarge for training job usage' is 2 Instances, "
         "with current utilization of 2 Instances and a request delta of 1 Instances. Please use "
-        "AWS Service Quotas to request an increase for this quota.")
+        "AWS Service Quotas to request an increase for this quota."
+    )
     emulation.clock.advance(1000)  # b is done; a's pool is idle but still holds its instance
     emulation.settings.instance_quota = 1
     with pytest.raises(LimitExceeded, match="current utilization of 1 Instances"):
@@ -142,8 +144,11 @@ def test_warm_pools_are_rejected_with_spot_and_heterogeneous_clusters(jobs):
     with pytest.raises(InvalidRequest, match="managed spot training"):
         jobs.create(job_spec("spot", EnableManagedSpotTraining=True))
     hetero = job_spec("hetero")
-    hetero["ResourceConfig"] = {"VolumeSizeInGB": 30, "KeepAlivePeriodInSeconds": 60, "InstanceGroups": [
-        {"InstanceType": "ml.m5.xlarge", "InstanceCount": 1, "InstanceGroupName": "a"}]}
+    hetero["ResourceConfig"] = {
+        "VolumeSizeInGB": 30,
+        "KeepAlivePeriodInSeconds": 60,
+        "InstanceGroups": [{"InstanceType": "ml.m5.xlarge", "InstanceCount": 1, "InstanceGroupName": "a"}],
+    }
     with pytest.raises(InvalidRequest, match="heterogeneous clusters"):
         jobs.create(hetero)
     assert list(jobs.all()) == []

@@ -2,10 +2,11 @@ import threading
 from datetime import timedelta
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from sagemaker_plans_local.domain.errors import InvalidRequest
-from sagemaker_plans_local.domain.warm_pools import match_key
+from sagemaker_plans_local.core.errors import InvalidRequest
+from sagemaker_plans_local.services.sagemaker.warm_pools.pools import match_key
 
 from .conftest import job_spec
 
@@ -80,21 +81,49 @@ def test_earliest_available_pool_wins_and_each_pool_is_reused_once(emulation, jo
     assert e.warm_pool is None
 
 
-@pytest.mark.parametrize("change", [
-    {"RoleArn": "arn:aws:iam::123456789012:role/other"},
-    {"EnableNetworkIsolation": True},
-    {"EnableInterContainerTrafficEncryption": True},
-    {"VpcConfig": {"SecurityGroupIds": ["sg-1"], "Subnets": ["subnet-1"]}},
-    {"SessionChainingConfig": {"EnableSessionTagChaining": True}},
-    {"ResourceConfig": {"InstanceType": "ml.g4dn.xlarge", "InstanceCount": 2, "VolumeSizeInGB": 250,
-                        "KeepAlivePeriodInSeconds": 1800}},
-    {"ResourceConfig": {"InstanceType": "ml.g5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 250,
-                        "KeepAlivePeriodInSeconds": 1800}},
-    {"ResourceConfig": {"InstanceType": "ml.g4dn.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 100,
-                        "KeepAlivePeriodInSeconds": 1800}},
-    {"ResourceConfig": {"InstanceType": "ml.g4dn.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 250,
-                        "VolumeKmsKeyId": "key", "KeepAlivePeriodInSeconds": 1800}},
-])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"RoleArn": "arn:aws:iam::123456789012:role/other"},
+        {"EnableNetworkIsolation": True},
+        {"EnableInterContainerTrafficEncryption": True},
+        {"VpcConfig": {"SecurityGroupIds": ["sg-1"], "Subnets": ["subnet-1"]}},
+        {"SessionChainingConfig": {"EnableSessionTagChaining": True}},
+        {
+            "ResourceConfig": {
+                "InstanceType": "ml.g4dn.xlarge",
+                "InstanceCount": 2,
+                "VolumeSizeInGB": 250,
+                "KeepAlivePeriodInSeconds": 1800,
+            }
+        },
+        {
+            "ResourceConfig": {
+                "InstanceType": "ml.g5.xlarge",
+                "InstanceCount": 1,
+                "VolumeSizeInGB": 250,
+                "KeepAlivePeriodInSeconds": 1800,
+            }
+        },
+        {
+            "ResourceConfig": {
+                "InstanceType": "ml.g4dn.xlarge",
+                "InstanceCount": 1,
+                "VolumeSizeInGB": 100,
+                "KeepAlivePeriodInSeconds": 1800,
+            }
+        },
+        {
+            "ResourceConfig": {
+                "InstanceType": "ml.g4dn.xlarge",
+                "InstanceCount": 1,
+                "VolumeSizeInGB": 250,
+                "VolumeKmsKeyId": "key",
+                "KeepAlivePeriodInSeconds": 1800,
+            }
+        },
+    ],
+)
 def test_any_difference_in_the_criteria_prevents_a_match(emulation, jobs, change):
     jobs.create(job_spec("a"))
     finish(emulation)
@@ -105,9 +134,13 @@ def test_any_difference_in_the_criteria_prevents_a_match(emulation, jobs, change
 def test_hyperparameters_and_image_do_not_matter(emulation, jobs):
     jobs.create(job_spec("a", HyperParameters={"epochs": "1"}))
     finish(emulation)
-    other = jobs.create(job_spec("b", HyperParameters={"epochs": "2"},
-                                 AlgorithmSpecification={"TrainingImage": "other",
-                                                         "TrainingInputMode": "Pipe"}))
+    other = jobs.create(
+        job_spec(
+            "b",
+            HyperParameters={"epochs": "2"},
+            AlgorithmSpecification={"TrainingImage": "other", "TrainingInputMode": "Pipe"},
+        )
+    )
     assert other.warm_start
 
 
@@ -186,8 +219,12 @@ def test_matching_at_scale_uses_the_index(emulation, jobs):
 @given(st.integers(min_value=2, max_value=6))
 def test_concurrent_matching_jobs_reuse_one_pool_once(tmp_path_factory, threads):
     from datetime import datetime, timezone
-    from sagemaker_plans_local.domain.emulation import Emulation
-    emulation = Emulation("123456789012", tmp_path_factory.mktemp("c"), datetime(2026, 1, 1, tzinfo=timezone.utc))
+
+    from sagemaker_plans_local.emulation import Emulation
+
+    emulation = Emulation(
+        "123456789012", tmp_path_factory.mktemp("c"), datetime(2026, 1, 1, tzinfo=timezone.utc)
+    )
     jobs = emulation.region("us-east-1").training_jobs
     jobs.create(job_spec("seed"))
     emulation.clock.advance(RUN)

@@ -2,15 +2,23 @@ import re
 
 import pytest
 
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.domain.zones import availability_zones, region_code, zone_id
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.plans.zones import availability_zones, region_code, zone_id
 
 PATTERN = re.compile(service_model().shape_for("AvailabilityZoneId").metadata["pattern"])
 
 
-@pytest.mark.parametrize("region, code", [("us-east-1", "use1"), ("us-west-2", "usw2"), ("eu-central-1", "euc1"),
-                                          ("ap-northeast-1", "apne1"), ("sa-east-1", "sae1"),
-                                          ("ap-southeast-2", "apse2")])
+@pytest.mark.parametrize(
+    "region, code",
+    [
+        ("us-east-1", "use1"),
+        ("us-west-2", "usw2"),
+        ("eu-central-1", "euc1"),
+        ("ap-northeast-1", "apne1"),
+        ("sa-east-1", "sae1"),
+        ("ap-southeast-2", "apse2"),
+    ],
+)
 def test_region_codes_follow_aws_convention(region, code):
     assert region_code(region) == code
 

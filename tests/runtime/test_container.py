@@ -13,42 +13,55 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_plans_local.domain.job_records import TrainingJob
-from sagemaker_plans_local.domain.warm_pools import WarmPool
 from sagemaker_plans_local.runtime import namespace, views
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.warm_pools.pools import WarmPool
 from tests.runtime.world import EPOCH, REGION, ROLE, SCRIPTS, START, World, wait_for_line
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
-                                reason="the /opt/ml view needs Linux")
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the /opt/ml view needs Linux")
 PROBE = 'python /opt/ml/input/data/code/container_probe.py "$@"'
 
 
-def container_job(world: World, name: str, command: list[str], args: list[str] = (),
-                  count: int = 1, pool: str | None = None, environment: dict | None = None,
-                  compression: str | None = None) -> TrainingJob:
+def container_job(
+    world: World,
+    name: str,
+    command: list[str],
+    args: list[str] = (),
+    count: int = 1,
+    pool: str | None = None,
+    environment: dict | None = None,
+    compression: str | None = None,
+) -> TrainingJob:
     """A job as v3's ModelTrainer or @remote sends it: a command, a code channel, a data channel."""
-    world.store.put_object("bucket", f"{name}/code/container_probe.py",
-                           (SCRIPTS / "container_probe.py").read_bytes())
+    world.store.put_object(
+        "bucket", f"{name}/code/container_probe.py", (SCRIPTS / "container_probe.py").read_bytes()
+    )
     world.store.put_object("bucket", f"{name}/train/part.csv", b"1,2\n")
     channels = {"code": f"s3://bucket/{name}/code", "train": f"s3://bucket/{name}/train"}
     output = {"S3OutputPath": "s3://out-bucket/results"}
     if compression:
         output["CompressionType"] = compression
     spec = {
-        "TrainingJobName": name, "RoleArn": ROLE,
-        "AlgorithmSpecification": {"TrainingImage": "image", "TrainingInputMode": "File",
-                                   "ContainerEntrypoint": command,
-                                   "ContainerArguments": list(args)},
+        "TrainingJobName": name,
+        "RoleArn": ROLE,
+        "AlgorithmSpecification": {
+            "TrainingImage": "image",
+            "TrainingInputMode": "File",
+            "ContainerEntrypoint": command,
+            "ContainerArguments": list(args),
+        },
         "HyperParameters": {"epochs": "2", "dir": "/opt/ml/model"},
-        "InputDataConfig": [{"ChannelName": channel, "DataSource": {"S3DataSource": {
-            "S3DataType": "S3Prefix", "S3Uri": uri}}} for channel, uri in channels.items()],
+        "InputDataConfig": [
+            {"ChannelName": channel, "DataSource": {"S3DataSource": {"S3DataType": "S3Prefix", "S3Uri": uri}}}
+            for channel, uri in channels.items()
+        ],
         "OutputDataConfig": output,
-        "ResourceConfig": {"InstanceType": "ml.m5.xlarge", "InstanceCount": count,
-                           "VolumeSizeInGB": 30},
+        "ResourceConfig": {"InstanceType": "ml.m5.xlarge", "InstanceCount": count, "VolumeSizeInGB": 30},
         "Environment": environment or {},
     }
-    job = TrainingJob(name, f"arn:aws:sagemaker:{REGION}:123456789012:training-job/{name}",
-                      spec, START, 0, START)
+    job = TrainingJob(
+        name, f"arn:aws:sagemaker:{REGION}:123456789012:training-job/{name}", spec, START, 0, START
+    )
     if pool is not None:
         cache = world.tmp / "cache" / pool
         cache.mkdir(parents=True, exist_ok=True)
@@ -75,8 +88,13 @@ def test_container_entrypoint_jobs_run_and_arguments_alone_do_not(world):
 
 
 def test_the_command_sees_its_instance_at_opt_ml(world, view):
-    job = container_job(world, "c1", ["/bin/bash", "-c", PROBE, "bash"], ["--epochs", "2"],
-                        environment={"MY_VAR": "/opt/ml/model"})
+    job = container_job(
+        world,
+        "c1",
+        ["/bin/bash", "-c", PROBE, "bash"],
+        ["--epochs", "2"],
+        environment={"MY_VAR": "/opt/ml/model"},
+    )
     run, result = world.run(job)
     assert result.exit_code == 0, result.failure_reason
     got = seen(world, "c1")
@@ -96,8 +114,7 @@ def test_the_command_sees_its_instance_at_opt_ml(world, view):
     assert "USER" not in env and "LOGNAME" not in env
     venv = world.tmp / "runtime" / "instances" / "jobs" / "c1" / "algo-1" / "venv"
     assert got["prefix"] == str(venv)  # the instance's own virtualenv over the backend's Python
-    assert got["on_path"] == {name: str(venv / "bin" / name)
-                              for name in ("python", "python3", "pip", "pip3")}
+    assert got["on_path"] == {name: str(venv / "bin" / name) for name in ("python", "python3", "pip", "pip3")}
     assert world.lines(run.streams[0]) == ["seen by c1 algo-1"]
     assert not Path("/opt/ml/model/seen.json").exists()  # the machine's /opt/ml is never written
 
@@ -108,8 +125,7 @@ def test_warm_pool_cache_is_seen_at_its_sagemaker_path(world, view):
     second = container_job(world, "w2", ["/bin/bash", "-c", PROBE], pool="wp-000001")
     assert world.run(second, at=START + timedelta(minutes=5))[1].exit_code == 0
     got = seen(world, "w2")
-    assert got["env"]["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] == \
-        "/opt/ml/sagemaker/warmpoolcache"
+    assert got["env"]["SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY"] == "/opt/ml/sagemaker/warmpoolcache"
     assert got["cache_before"] == "w1\n"
     assert (world.tmp / "cache" / "wp-000001" / "marker").read_text() == "w1\nw2\n"
 
@@ -127,13 +143,16 @@ def test_each_instance_has_its_own_virtualenv_for_the_drivers_own_installs(world
     run, result = world.run(job)
     assert result.exit_code == 0, result.failure_reason
     job_dir = world.tmp / "runtime" / "instances" / "jobs" / "venvs"
-    assert [world.lines(s) for s in run.streams] == [[str(job_dir / "algo-1" / "venv")],
-                                                     [str(job_dir / "algo-2" / "venv")]]
+    assert [world.lines(s) for s in run.streams] == [
+        [str(job_dir / "algo-1" / "venv")],
+        [str(job_dir / "algo-2" / "venv")],
+    ]
 
 
 def test_failure_file_written_at_opt_ml_is_the_reason(world, view):
-    job = container_job(world, "bad", ["/bin/bash", "-c", PROBE],
-                        environment={"MY_FAILURE": "ValueError: no good"})
+    job = container_job(
+        world, "bad", ["/bin/bash", "-c", PROBE], environment={"MY_FAILURE": "ValueError: no good"}
+    )
     result = world.run(job)[1]
     assert (result.exit_code, result.failure_reason) == (3, "ValueError: no good")
 
@@ -156,7 +175,8 @@ def test_without_a_view_the_job_fails_naming_the_cause(world, monkeypatch):
         "ClientError: The local runtime cannot show a ContainerEntrypoint job its instance at "
         "/opt/ml on this machine (unshare(CLONE_NEWUSER|CLONE_NEWNS): Operation not permitted). "
         "It needs Linux with unprivileged user namespaces, or root; see docs/local-runtime.md, "
-        '"ContainerEntrypoint jobs and the /opt/ml view".')
+        '"ContainerEntrypoint jobs and the /opt/ml view".'
+    )
     assert not world.has("out-bucket", "results/noview/output/output.tar.gz")
 
 
@@ -172,8 +192,10 @@ def as_nobody():
     shutil.copy(namespace.__file__, program)
     tmp.chmod(0o777)
     program.chmod(0o755)
-    yield ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-S",
-           str(program)], tmp
+    yield (
+        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", python, "-I", "-S", str(program)],
+        tmp,
+    )
     shutil.rmtree(tmp)
 
 
@@ -184,10 +206,12 @@ def test_a_user_without_privileges_gets_the_view_through_a_user_namespace(as_nob
         directory.mkdir(parents=True)
         directory.chmod(0o777)
     tree.chmod(0o777)
-    script = ("id -u; pwd; echo made > /opt/ml/input/made; "
-              "echo cached > /opt/ml/sagemaker/warmpoolcache/c")
-    done = subprocess.run([*launcher, str(tree), str(cache), "/opt/ml", "--", "/bin/sh", "-c",
-                           script], capture_output=True, text=True)
+    script = "id -u; pwd; echo made > /opt/ml/input/made; echo cached > /opt/ml/sagemaker/warmpoolcache/c"
+    done = subprocess.run(
+        [*launcher, str(tree), str(cache), "/opt/ml", "--", "/bin/sh", "-c", script],
+        capture_output=True,
+        text=True,
+    )
     assert (done.returncode, done.stdout.split()) == (0, ["0", "/opt/ml"]), done.stderr
     assert (tree / "input" / "made").stat().st_uid == 65534  # the caller's own, outside
     assert (cache / "c").read_text() == "cached\n"
@@ -199,11 +223,14 @@ def test_where_user_namespaces_are_refused_the_cause_is_named(as_nobody):
         pytest.skip("needs unshare(1)")
     # inside a user namespace without a uid mapping, creating another one is refused (EPERM)
     setpriv, program = launcher[:4], launcher[4:]
-    done = subprocess.run([*setpriv, "unshare", "--user", "--", *program, "--probe", str(tmp)],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*setpriv, "unshare", "--user", "--", *program, "--probe", str(tmp)], capture_output=True, text=True
+    )
     assert done.returncode == 1
-    assert done.stdout.startswith("unshare(CLONE_NEWUSER|CLONE_NEWNS): Operation not permitted "
-                                  "(unprivileged user namespaces are disabled or blocked here")
+    assert done.stdout.startswith(
+        "unshare(CLONE_NEWUSER|CLONE_NEWNS): Operation not permitted "
+        "(unprivileged user namespaces are disabled or blocked here"
+    )
 
 
 def test_an_existing_opt_ml_is_covered_and_never_written(tmp_path):
@@ -216,8 +243,13 @@ def test_an_existing_opt_ml_is_covered_and_never_written(tmp_path):
     script = (  # inside a private mount namespace: a machine whose /opt/ml holds "theirs"
         "mount -t tmpfs tmpfs /opt && mkdir /opt/ml && echo machine > /opt/ml/theirs && "
         f"{program} {tree} '' /opt/ml -- /bin/sh -c 'ls /opt/ml; echo job > /opt/ml/written' && "
-        "ls /opt/ml")
-    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "/bin/sh",
-                           "-c", script], capture_output=True, text=True, check=False)
+        "ls /opt/ml"
+    )
+    done = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "--", "/bin/sh", "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert (done.returncode, done.stdout.split()) == (0, ["mine", "theirs"]), done.stderr
     assert sorted(p.name for p in tree.iterdir()) == ["mine", "written"]

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from sagemaker_plans_local.runtime.contract import (Host, InstanceContract, JobFacts, hosts_of,
-                                                    log_stream)
+from sagemaker_plans_local.runtime.contract import Host, InstanceContract, JobFacts, hosts_of, log_stream
 from sagemaker_plans_local.runtime.inputs import SourceError, UnsafeArchive, safe_extract
 from sagemaker_plans_local.runtime.outputs import artifact_uri, output_prefix, pack
 from sagemaker_plans_local.runtime.paths import InstanceTree, PathMapper
 from sagemaker_plans_local.runtime.processes import Tail, exit_code
-from sagemaker_plans_local.runtime.toolkit import (decode, env_value, script_mode,
-                                                   split_hyperparameters, to_cmd_args)
+from sagemaker_plans_local.runtime.toolkit import (
+    decode,
+    env_value,
+    script_mode,
+    split_hyperparameters,
+    to_cmd_args,
+)
 
 ARN = "arn:aws:sagemaker:eu-west-1:123456789012:training-job/job-1"
 
@@ -30,8 +34,10 @@ def test_values_decode_as_json_or_stay_raw():
 
 
 def test_script_mode_needs_program_and_submit_directory():
-    hps = {"sagemaker_program": '"train.py"',
-           "sagemaker_submit_directory": '"s3://b/p/source/sourcedir.tar.gz"'}
+    hps = {
+        "sagemaker_program": '"train.py"',
+        "sagemaker_submit_directory": '"s3://b/p/source/sourcedir.tar.gz"',
+    }
     assert script_mode({"HyperParameters": hps}) == ("train.py", "s3://b/p/source/sourcedir.tar.gz")
     assert script_mode({"HyperParameters": {"sagemaker_program": "train.py"}}) is None
     assert script_mode({}) is None
@@ -39,13 +45,19 @@ def test_script_mode_needs_program_and_submit_directory():
 
 def test_toolkit_split_and_command_line():
     user, sagemaker = split_hyperparameters(
-        {"epochs": 3, "sagemaker_program": "t.py", "sagemaker_mpi_enabled": True,
-         "_tuning_objective_metric": "loss", "x": "a"})
+        {
+            "epochs": 3,
+            "sagemaker_program": "t.py",
+            "sagemaker_mpi_enabled": True,
+            "_tuning_objective_metric": "loss",
+            "x": "a",
+        }
+    )
     assert user == {"epochs": 3, "x": "a"}
     assert set(sagemaker) == {"sagemaker_program", "sagemaker_mpi_enabled", "_tuning_objective_metric"}
-    assert to_cmd_args({"lr": 0.1, "x": "a", "b-c": True, "opts": {"z": 1, "a": "b"}, "none": None,
-                        "list": [1, 2]}) == [
-        "--b-c", "True", "--list", "[1, 2]", "--lr", "0.1", "--none", "", "--opts", "a=b,z=1", "-x", "a"]
+    assert to_cmd_args(
+        {"lr": 0.1, "x": "a", "b-c": True, "opts": {"z": 1, "a": "b"}, "none": None, "list": [1, 2]}
+    ) == ["--b-c", "True", "--list", "[1, 2]", "--lr", "0.1", "--none", "", "--opts", "a=b,z=1", "-x", "a"]
 
 
 def test_env_values_follow_the_toolkit():
@@ -74,24 +86,40 @@ def test_path_mapper():
 def test_hosts_of_homogeneous_and_heterogeneous_clusters():
     assert hosts_of({"InstanceType": "ml.m5.xlarge", "InstanceCount": 2}) == [
         Host("algo-1", "ml.m5.xlarge", "homogeneousCluster"),
-        Host("algo-2", "ml.m5.xlarge", "homogeneousCluster")]
-    groups = {"InstanceGroups": [
-        {"InstanceGroupName": "cpu", "InstanceType": "ml.c5.xlarge", "InstanceCount": 1},
-        {"InstanceGroupName": "gpu", "InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2}]}
+        Host("algo-2", "ml.m5.xlarge", "homogeneousCluster"),
+    ]
+    groups = {
+        "InstanceGroups": [
+            {"InstanceGroupName": "cpu", "InstanceType": "ml.c5.xlarge", "InstanceCount": 1},
+            {"InstanceGroupName": "gpu", "InstanceType": "ml.p4d.24xlarge", "InstanceCount": 2},
+        ]
+    }
     assert [(h.name, h.group) for h in hosts_of(groups)] == [
-        ("algo-1", "cpu"), ("algo-2", "gpu"), ("algo-3", "gpu")]
+        ("algo-1", "cpu"),
+        ("algo-2", "gpu"),
+        ("algo-3", "gpu"),
+    ]
 
 
 def contract(tmp_path, spec_extra=None, host=1, count=2, cache_dir=None, expires=None):
-    spec = {"HyperParameters": {"sagemaker_program": '"train.py"',
-                                "sagemaker_submit_directory": '"s3://b/src.tar.gz"',
-                                "sagemaker_distributed_dataparallel_enabled": "true",
-                                "epochs": "2", "out": '"/opt/ml/checkpoints/out"'},
-            "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": count},
-            "InputDataConfig": [{"ChannelName": "train", "ContentType": "text/csv",
-                                 "DataSource": {"S3DataSource": {"S3Uri": "s3://b/train",
-                                                                 "S3DataType": "S3Prefix"}}}],
-            "RoleArn": "arn:aws:iam::123456789012:role/R"}
+    spec = {
+        "HyperParameters": {
+            "sagemaker_program": '"train.py"',
+            "sagemaker_submit_directory": '"s3://b/src.tar.gz"',
+            "sagemaker_distributed_dataparallel_enabled": "true",
+            "epochs": "2",
+            "out": '"/opt/ml/checkpoints/out"',
+        },
+        "ResourceConfig": {"InstanceType": "ml.p4d.24xlarge", "InstanceCount": count},
+        "InputDataConfig": [
+            {
+                "ChannelName": "train",
+                "ContentType": "text/csv",
+                "DataSource": {"S3DataSource": {"S3Uri": "s3://b/train", "S3DataType": "S3Prefix"}},
+            }
+        ],
+        "RoleArn": "arn:aws:iam::123456789012:role/R",
+    }
     spec.update(spec_extra or {})
     facts = JobFacts("job-1", ARN, spec, cache_dir, expires)
     hosts = hosts_of(spec["ResourceConfig"])
@@ -108,24 +136,46 @@ def test_config_files_as_sagemaker_writes_them(tmp_path):
     assert hps["epochs"] == "2" and hps["sagemaker_program"] == '"train.py"'
     assert hps["out"] == json.dumps(str(c.tree.checkpoints / "out"))  # /opt/ml paths mapped
     assert read("resourceconfig.json") == {
-        "current_host": "algo-2", "current_instance_type": "ml.p4d.24xlarge",
-        "current_group_name": "homogeneousCluster", "hosts": ["algo-1", "algo-2"],
-        "instance_groups": [{"instance_group_name": "homogeneousCluster",
-                             "instance_type": "ml.p4d.24xlarge", "hosts": ["algo-1", "algo-2"]}],
-        "network_interface_name": "eth0"}
-    assert read("inputdataconfig.json") == {"train": {
-        "TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
-        "RecordWrapperType": "None", "ContentType": "text/csv"}}
+        "current_host": "algo-2",
+        "current_instance_type": "ml.p4d.24xlarge",
+        "current_group_name": "homogeneousCluster",
+        "hosts": ["algo-1", "algo-2"],
+        "instance_groups": [
+            {
+                "instance_group_name": "homogeneousCluster",
+                "instance_type": "ml.p4d.24xlarge",
+                "hosts": ["algo-1", "algo-2"],
+            }
+        ],
+        "network_interface_name": "eth0",
+    }
+    assert read("inputdataconfig.json") == {
+        "train": {
+            "TrainingInputMode": "File",
+            "S3DistributionType": "FullyReplicated",
+            "RecordWrapperType": "None",
+            "ContentType": "text/csv",
+        }
+    }
     for directory in (c.tree.model, c.tree.output_data, c.tree.code, c.tree.input_data):
         assert directory.is_dir()
 
 
 def test_environment_of_a_second_host(tmp_path):
     expires = datetime(2026, 5, 1, 8, 30, tzinfo=timezone.utc)
-    c = contract(tmp_path, host=2, cache_dir=tmp_path / "cache", expires=expires,
-                 spec_extra={"Environment": {"SM_HOSTS": "user cannot override",
-                                             "PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip",
-                                             "PYTHONUNBUFFERED": "0"}})
+    c = contract(
+        tmp_path,
+        host=2,
+        cache_dir=tmp_path / "cache",
+        expires=expires,
+        spec_extra={
+            "Environment": {
+                "SM_HOSTS": "user cannot override",
+                "PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip",
+                "PYTHONUNBUFFERED": "0",
+            }
+        },
+    )
     env = c.environment({"PATH": "/usr/bin", "SM_STALE": "x", "PYTHONPATH": "/lib"})
     assert "SM_STALE" not in env and env["PATH"] == "/usr/bin"
     assert env["SM_HOSTS"] == '["algo-1","algo-2"]' and env["SM_CURRENT_HOST"] == "algo-2"
@@ -144,16 +194,23 @@ def test_environment_of_a_second_host(tmp_path):
     assert env["SAGEMAKER_CURRENT_CAPACITY_BLOCK_EXPIRATION_TIMESTAMP"] == str(int(expires.timestamp()))
     assert env["PYTHONUNBUFFERED"] == "0"  # the user's Environment wins over our defaults...
     assert env["PYTHONPATH"] == f"{c.tree.code}:/lib"
-    assert c.argv("python") == ["python", "train.py", "--epochs", "2", "--out",
-                                str(c.tree.checkpoints / "out")]
+    assert c.argv("python") == [
+        "python",
+        "train.py",
+        "--epochs",
+        "2",
+        "--out",
+        str(c.tree.checkpoints / "out"),
+    ]
 
 
 def test_checkpoint_dir_mapping(tmp_path):
     assert contract(tmp_path).checkpoint_dir() is None
     c = contract(tmp_path, spec_extra={"CheckpointConfig": {"S3Uri": "s3://b/c"}})
     assert c.checkpoint_dir() == c.tree.checkpoints
-    c = contract(tmp_path, spec_extra={"CheckpointConfig": {"S3Uri": "s3://b/c",
-                                                            "LocalPath": "/opt/ml/ckpt/x"}})
+    c = contract(
+        tmp_path, spec_extra={"CheckpointConfig": {"S3Uri": "s3://b/c", "LocalPath": "/opt/ml/ckpt/x"}}
+    )
     assert c.checkpoint_dir() == c.tree.opt_ml / "ckpt" / "x"
 
 
@@ -188,23 +245,37 @@ def link_member(name, target, kind=tarfile.SYMTYPE):
 def test_safe_extract_writes_members_inside(tmp_path):
     dest = tmp_path / "code"
     dest.mkdir()
-    count = safe_extract(archive(file_member("train.py"), file_member("pkg/util.py"),
-                                 link_member("alias.py", "train.py")), dest)
+    count = safe_extract(
+        archive(file_member("train.py"), file_member("pkg/util.py"), link_member("alias.py", "train.py")),
+        dest,
+    )
     assert count == 3 and (dest / "pkg" / "util.py").read_bytes() == b"x"
     assert (dest / "alias.py").is_symlink()
 
 
-@pytest.mark.parametrize("members", [
-    [file_member("../evil.py")],
-    [file_member("a/../../evil.py")],
-    [file_member("/tmp/evil.py")],
-    [link_member("link", "/etc")],
-    [link_member("link", "../../outside")],
-    [link_member("link", "..", tarfile.SYMTYPE), file_member("link/evil.py")],
-    [link_member("hard", "../../etc/passwd", tarfile.LNKTYPE)],
-    [link_member("dev", "", tarfile.CHRTYPE)],
-], ids=["dotdot", "nested-dotdot", "absolute", "abs-symlink", "rel-symlink", "through-symlink",
-        "hardlink", "device"])
+@pytest.mark.parametrize(
+    "members",
+    [
+        [file_member("../evil.py")],
+        [file_member("a/../../evil.py")],
+        [file_member("/tmp/evil.py")],
+        [link_member("link", "/etc")],
+        [link_member("link", "../../outside")],
+        [link_member("link", "..", tarfile.SYMTYPE), file_member("link/evil.py")],
+        [link_member("hard", "../../etc/passwd", tarfile.LNKTYPE)],
+        [link_member("dev", "", tarfile.CHRTYPE)],
+    ],
+    ids=[
+        "dotdot",
+        "nested-dotdot",
+        "absolute",
+        "abs-symlink",
+        "rel-symlink",
+        "through-symlink",
+        "hardlink",
+        "device",
+    ],
+)
 def test_safe_extract_refuses_escapes(tmp_path, members):
     dest = tmp_path / "deep" / "code"
     dest.mkdir(parents=True)

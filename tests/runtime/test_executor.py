@@ -30,11 +30,17 @@ def test_script_gets_the_training_contract(world):
     world.store.put_object("data", "train/part-1.csv", b"1,2\n")
     world.store.put_object("data", "train/sub/part-2.csv", b"3,4\n")
     world.store.put_object("data", "test/x.csv", b"5\n")
-    job = world.job("probe", "contract_probe.py",
-                    hyperparameters={"learning-rate": 0.1, "epochs": 3, "name": "resnet", "b": True},
-                    channels={"train": "s3://data/train", "test": "s3://data/test/"},
-                    environment={"MY_VAR": "x", "MY_PATH": "/opt/ml/model/sub:/usr/bin",
-                                 "PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip"})
+    job = world.job(
+        "probe",
+        "contract_probe.py",
+        hyperparameters={"learning-rate": 0.1, "epochs": 3, "name": "resnet", "b": True},
+        channels={"train": "s3://data/train", "test": "s3://data/test/"},
+        environment={
+            "MY_VAR": "x",
+            "MY_PATH": "/opt/ml/model/sub:/usr/bin",
+            "PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip",
+        },
+    )
     run, result = world.run(job)
     assert result.exit_code == 0 and result.failure_reason is None
     assert result.duration > 0 and run.elapsed() == result.duration
@@ -80,14 +86,24 @@ def test_script_gets_the_training_contract(world):
     config = probe["config"]
     assert config["hyperparameters.json"] == job.spec["HyperParameters"]
     assert config["resourceconfig.json"] == {
-        "current_host": "algo-1", "current_instance_type": "ml.m5.xlarge",
-        "current_group_name": "homogeneousCluster", "hosts": ["algo-1"],
-        "instance_groups": [{"instance_group_name": "homogeneousCluster",
-                             "instance_type": "ml.m5.xlarge", "hosts": ["algo-1"]}],
-        "network_interface_name": "eth0"}
+        "current_host": "algo-1",
+        "current_instance_type": "ml.m5.xlarge",
+        "current_group_name": "homogeneousCluster",
+        "hosts": ["algo-1"],
+        "instance_groups": [
+            {
+                "instance_group_name": "homogeneousCluster",
+                "instance_type": "ml.m5.xlarge",
+                "hosts": ["algo-1"],
+            }
+        ],
+        "network_interface_name": "eth0",
+    }
     assert config["inputdataconfig.json"]["train"] == {
-        "TrainingInputMode": "File", "S3DistributionType": "FullyReplicated",
-        "RecordWrapperType": "None"}
+        "TrainingInputMode": "File",
+        "S3DistributionType": "FullyReplicated",
+        "RecordWrapperType": "None",
+    }
     # a job without a warm pool leaves nothing behind
     assert not (world.tmp / "runtime" / "instances" / "jobs" / "probe").exists()
 
@@ -110,8 +126,13 @@ def test_log_lines_carry_virtual_timestamps(world):
 
 def test_warm_pool_and_capacity_block_variables(world):
     expires = START + timedelta(hours=12)
-    job = world.job("pooled", "contract_probe.py", pool="wp-000001", block_end=expires,
-                    environment={"PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip"})
+    job = world.job(
+        "pooled",
+        "contract_probe.py",
+        pool="wp-000001",
+        block_end=expires,
+        environment={"PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip"},
+    )
     run, result = world.run(job)
     assert result.exit_code == 0
     env = json.loads(world.archive("results/pooled/output/model.tar.gz")["probe.json"])["env"]
@@ -185,7 +206,8 @@ def test_missing_channel_data_is_a_client_error(world, uri):
         f'ClientError: No S3 objects found under S3 URL "{uri}" given in input data source. '
         f"Please ensure that the bucket exists in the selected region ({REGION}), that objects "
         f'exist under that S3 prefix, and that the role "{ROLE}" has "s3:ListBucket" '
-        f'permissions on bucket "{bucket}".')
+        f'permissions on bucket "{bucket}".'
+    )
     assert world.streams("nodata/") == []  # the script never started
     assert not world.store.bucket_exists("out-bucket")  # and nothing was uploaded
 
@@ -199,12 +221,12 @@ def test_source_archive_cannot_escape_the_code_dir(world):
 
 
 def test_missing_source_archive_fails_the_run(world):
-    job = world.job("nosource", "contract_probe.py",
-                    source="s3://bucket/nowhere/sourcedir.tar.gz")
+    job = world.job("nosource", "contract_probe.py", source="s3://bucket/nowhere/sourcedir.tar.gz")
     run, result = world.run(job)
     assert result.exit_code == 1
     assert result.failure_reason.startswith(
-        "Failed to download the source code from s3://bucket/nowhere/sourcedir.tar.gz: NoSuchKey")
+        "Failed to download the source code from s3://bucket/nowhere/sourcedir.tar.gz: NoSuchKey"
+    )
 
 
 def test_local_source_directory(world, tmp_path):
@@ -263,9 +285,12 @@ def test_artifacts_come_from_algo_1(world):
 @pytest.mark.parametrize("exit_code", [0, 4])
 def test_checkpoints_are_restored_and_saved(world, exit_code):
     world.store.put_object("bucket", "ckpt/run/step-1.ckpt", b"one")
-    job = world.job("ckpt", "checkpointer.py",
-                    hyperparameters={"checkpoint-dir": "/opt/ml/checkpoints", "exit": exit_code},
-                    checkpoint={"S3Uri": "s3://bucket/ckpt/run"})
+    job = world.job(
+        "ckpt",
+        "checkpointer.py",
+        hyperparameters={"checkpoint-dir": "/opt/ml/checkpoints", "exit": exit_code},
+        checkpoint={"S3Uri": "s3://bucket/ckpt/run"},
+    )
     run, result = world.run(job)
     assert result.exit_code == exit_code
     assert "found step-1.ckpt" in world.lines(run.streams[0])
@@ -281,8 +306,7 @@ def test_requirements_install_once_per_warm_pool_chain(world, tmp_path):
     requirements = f"--no-index\n--find-links {wheels}\ntinypkg==0.1\n"
     files = {"requirements.txt": requirements}
     environment = {"PIP_CACHE_DIR": "/opt/ml/sagemaker/warmpoolcache/pip"}
-    first = world.job("pip-1", "uses_package.py", files=files, pool="wp-000007",
-                      environment=environment)
+    first = world.job("pip-1", "uses_package.py", files=files, pool="wp-000007", environment=environment)
     run, result = world.run(first, timeout=60)
     assert result.exit_code == 0, result.failure_reason
     lines = world.lines(run.streams[0])
@@ -296,13 +320,13 @@ def test_requirements_install_once_per_warm_pool_chain(world, tmp_path):
     assert info["attrs_importable"]  # the calling environment's packages stay visible
 
     # a warm start on the same pool: same venv, pip skipped entirely
-    second = world.job("pip-2", "uses_package.py", files=files, pool="wp-000007",
-                       environment=environment)
+    second = world.job("pip-2", "uses_package.py", files=files, pool="wp-000007", environment=environment)
     run, result = world.run(second, at=START + timedelta(hours=1))
     assert result.exit_code == 0, result.failure_reason
     assert world.lines(run.streams[0]) == ["tinypkg 42"]
-    assert json.loads(world.archive("results/pip-2/output/model.tar.gz")["package.json"])["prefix"] \
-        == str(venv)
+    assert json.loads(world.archive("results/pip-2/output/model.tar.gz")["package.json"])["prefix"] == str(
+        venv
+    )
 
 
 def test_requirements_install_once_per_job_for_all_its_instances(world, tmp_path):
@@ -312,8 +336,7 @@ def test_requirements_install_once_per_job_for_all_its_instances(world, tmp_path
     run, result = world.run(job, timeout=60)
     assert result.exit_code == 0, result.failure_reason
     streams = [world.lines(stream) for stream in run.streams]
-    installs = [any("Successfully installed tinypkg-0.1" in line for line in lines)
-                for lines in streams]
+    installs = [any("Successfully installed tinypkg-0.1" in line for line in lines) for lines in streams]
     assert sorted(installs) == [False, True]  # one instance installed, the other found it done
     assert all(lines[-1] == "tinypkg 42" for lines in streams)
     info = json.loads(world.archive("results/pip-two/output/model.tar.gz")["package.json"])

@@ -23,7 +23,7 @@ def alive(pid: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
     except FileNotFoundError:
         return False
-    return stat[stat.rfind(b")") + 2:][:1] != b"Z"
+    return stat[stat.rfind(b")") + 2 :][:1] != b"Z"
 
 
 def read_pids(path: Path, count: int, limit: float = 20) -> list[int]:
@@ -93,8 +93,11 @@ def test_stopping_a_run_ends_every_descendant(world, pids_file, ignore_term):
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_parent_leaves_no_training_process_behind(tmp_path, pids_file, signum):
     source = escaper_source(tmp_path)
-    parent = subprocess.Popen([sys.executable, str(SCRIPTS / "backend_parent.py"), str(source),
-                               str(pids_file)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [sys.executable, str(SCRIPTS / "backend_parent.py"), str(source), str(pids_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         pids = read_pids(pids_file, 4)
         assert all(alive(pid) for pid in pids)

@@ -11,13 +11,13 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sagemaker_plans_local.domain.clock import VirtualClock
-from sagemaker_plans_local.domain.job_records import TrainingJob
-from sagemaker_plans_local.domain.log_streams import LogStore
-from sagemaker_plans_local.domain.object_store import ObjectStore
-from sagemaker_plans_local.domain.warm_pools import WarmPool
+from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.runtime import LocalExecutor
 from sagemaker_plans_local.runtime.contract import LOG_GROUP
+from sagemaker_plans_local.services.logs.streams import LogStore
+from sagemaker_plans_local.services.s3.objects import ObjectStore
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.warm_pools.pools import WarmPool
 
 START = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 EPOCH = int(START.timestamp())
@@ -33,14 +33,25 @@ class World:
         self.store = ObjectStore(tmp_path / "s3", self.clock)
         self.logs = LogStore(self.clock)
         self.store.create_bucket("bucket", REGION)
-        self.executor = LocalExecutor(tmp_path / "runtime", self.store, self.logs, self.clock,
-                                      stop_grace_seconds=0.5)
+        self.executor = LocalExecutor(
+            tmp_path / "runtime", self.store, self.logs, self.clock, stop_grace_seconds=0.5
+        )
 
     # -- building jobs -------------------------------------------------------------
-    def job(self, name: str, entry: str, files: dict | None = None, hyperparameters: dict | None = None,
-            count: int = 1, channels: dict | None = None, environment: dict | None = None,
-            checkpoint: dict | None = None, pool: str | None = None,
-            block_end: datetime | None = None, source: str | None = None) -> TrainingJob:
+    def job(
+        self,
+        name: str,
+        entry: str,
+        files: dict | None = None,
+        hyperparameters: dict | None = None,
+        count: int = 1,
+        channels: dict | None = None,
+        environment: dict | None = None,
+        checkpoint: dict | None = None,
+        pool: str | None = None,
+        block_end: datetime | None = None,
+        source: str | None = None,
+    ) -> TrainingJob:
         files = dict(files or {})
         if entry not in files:
             files[entry] = (SCRIPTS / entry).read_bytes()
@@ -48,27 +59,38 @@ class World:
             source = f"s3://bucket/{name}/source/sourcedir.tar.gz"
             self.store.put_object("bucket", f"{name}/source/sourcedir.tar.gz", source_archive(files))
         hps = {k: json.dumps(v) for k, v in (hyperparameters or {}).items()}
-        hps.update({"sagemaker_program": json.dumps(entry),
-                    "sagemaker_submit_directory": json.dumps(source),
-                    "sagemaker_container_log_level": "20",
-                    "sagemaker_job_name": json.dumps(name),
-                    "sagemaker_region": json.dumps(REGION)})
+        hps.update(
+            {
+                "sagemaker_program": json.dumps(entry),
+                "sagemaker_submit_directory": json.dumps(source),
+                "sagemaker_container_log_level": "20",
+                "sagemaker_job_name": json.dumps(name),
+                "sagemaker_region": json.dumps(REGION),
+            }
+        )
         spec = {
             "TrainingJobName": name,
             "RoleArn": ROLE,
             "AlgorithmSpecification": {"TrainingImage": "image", "TrainingInputMode": "File"},
             "HyperParameters": hps,
             "OutputDataConfig": {"S3OutputPath": "s3://out-bucket/results"},
-            "ResourceConfig": {"InstanceType": "ml.m5.xlarge", "InstanceCount": count,
-                               "VolumeSizeInGB": 30},
+            "ResourceConfig": {"InstanceType": "ml.m5.xlarge", "InstanceCount": count, "VolumeSizeInGB": 30},
             "StoppingCondition": {"MaxRuntimeInSeconds": 3600},
         }
         if channels:
             spec["InputDataConfig"] = [
-                {"ChannelName": channel, "DataSource": {"S3DataSource": {
-                    "S3DataType": "S3Prefix", "S3Uri": uri,
-                    "S3DataDistributionType": "FullyReplicated"}}}
-                for channel, uri in channels.items()]
+                {
+                    "ChannelName": channel,
+                    "DataSource": {
+                        "S3DataSource": {
+                            "S3DataType": "S3Prefix",
+                            "S3Uri": uri,
+                            "S3DataDistributionType": "FullyReplicated",
+                        }
+                    },
+                }
+                for channel, uri in channels.items()
+            ]
         if environment:
             spec["Environment"] = environment
         if checkpoint:
@@ -109,7 +131,8 @@ class World:
 
     def has(self, bucket: str, key: str) -> bool:
         return self.store.bucket_exists(bucket) and any(
-            o.key == key for o in self.store.list_objects(bucket, key).objects)
+            o.key == key for o in self.store.list_objects(bucket, key).objects
+        )
 
 
 def source_archive(files: dict) -> bytes:
@@ -129,13 +152,18 @@ def tiny_wheel(directory: Path, value: int = 42) -> Path:
     path = directory / "tinypkg-0.1-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as wheel:
         wheel.writestr("tinypkg/__init__.py", f"VALUE = {value}\n")
-        wheel.writestr("tinypkg-0.1.dist-info/METADATA",
-                       "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n")
-        wheel.writestr("tinypkg-0.1.dist-info/WHEEL",
-                       "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        wheel.writestr("tinypkg-0.1.dist-info/RECORD",
-                       "tinypkg/__init__.py,,\ntinypkg-0.1.dist-info/METADATA,,\n"
-                       "tinypkg-0.1.dist-info/WHEEL,,\ntinypkg-0.1.dist-info/RECORD,,\n")
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/METADATA", "Metadata-Version: 2.1\nName: tinypkg\nVersion: 0.1\n"
+        )
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/WHEEL",
+            "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        )
+        wheel.writestr(
+            "tinypkg-0.1.dist-info/RECORD",
+            "tinypkg/__init__.py,,\ntinypkg-0.1.dist-info/METADATA,,\n"
+            "tinypkg-0.1.dist-info/WHEEL,,\ntinypkg-0.1.dist-info/RECORD,,\n",
+        )
     return path
 
 

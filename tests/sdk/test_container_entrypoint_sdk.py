@@ -51,7 +51,7 @@ def source(tmp_path):
 
 
 def read(session, uri: str) -> dict:
-    bucket, key = uri[len("s3://"):].split("/", 1)
+    bucket, key = uri[len("s3://") :].split("/", 1)
     body = session.boto_session.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
     if key.endswith(".tar.gz"):
         with tarfile.open(fileobj=io.BytesIO(body)) as archive:
@@ -60,21 +60,29 @@ def read(session, uri: str) -> dict:
 
 
 if installed_major() == 2:
+
     def train(session, source, job_name: str, compressed: bool = True) -> str:
         """v2: the entry point given as the container's command; the model's S3 location."""
         from sagemaker_plans_local import Estimator
 
         estimator = Estimator(
-            image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large",
-            keep_alive_period_in_seconds=600, output_path="s3://models/out",
+            image_uri=IMAGE,
+            role=ROLE,
+            instance_count=1,
+            instance_type="ml.m5.large",
+            keep_alive_period_in_seconds=600,
+            output_path="s3://models/out",
             container_entry_point=["python3", "/opt/ml/input/data/code/train.py"],
-            container_arguments=["--epochs", "3"], disable_output_compression=not compressed,
-            sagemaker_session=session)
+            container_arguments=["--epochs", "3"],
+            disable_output_compression=not compressed,
+            sagemaker_session=session,
+        )
         code = session.upload_data(str(source / "train.py"), bucket="models", key_prefix="code")
         estimator.fit({"code": code.rsplit("/", 1)[0]}, job_name=job_name, logs="None")
         model = estimator.model_data
         return model if compressed else model["S3DataSource"]["S3Uri"]
 else:
+
     def train(session, source, job_name: str, compressed: bool = True) -> str:
         """v3: ModelTrainer with SourceCode (its own driver runs the script); the model's location."""
         from sagemaker.core.shapes import OutputDataConfig
@@ -82,13 +90,17 @@ else:
         from sagemaker.train.configs import Compute, SourceCode
 
         trainer = ModelTrainer(
-            training_image=IMAGE, role=ROLE, sagemaker_session=session, base_job_name=job_name,
+            training_image=IMAGE,
+            role=ROLE,
+            sagemaker_session=session,
+            base_job_name=job_name,
             source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
-            compute=Compute(instance_type="ml.m5.large", instance_count=1,
-                            keep_alive_period_in_seconds=600),
+            compute=Compute(instance_type="ml.m5.large", instance_count=1, keep_alive_period_in_seconds=600),
             hyperparameters={"epochs": 3},
-            output_data_config=OutputDataConfig(s3_output_path="s3://models/out",
-                                                compression_type="GZIP" if compressed else "NONE"))
+            output_data_config=OutputDataConfig(
+                s3_output_path="s3://models/out", compression_type="GZIP" if compressed else "NONE"
+            ),
+        )
         trainer.train(wait=True, logs=False)
         return trainer._latest_training_job.model_artifacts.s3_model_artifacts
 

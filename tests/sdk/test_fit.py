@@ -57,14 +57,22 @@ def data(sagemaker_session, tmp_path):
 
 
 def estimator(session, source, **extra):
-    options = dict(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large",
-                   entry_point="train.py", source_dir=str(source), hyperparameters={"epochs": 2},
-                   output_path="s3://fit-bucket/output", sagemaker_session=session)
+    options = dict(
+        image_uri=IMAGE,
+        role=ROLE,
+        instance_count=1,
+        instance_type="ml.m5.large",
+        entry_point="train.py",
+        source_dir=str(source),
+        hyperparameters={"epochs": 2},
+        output_path="s3://fit-bucket/output",
+        sagemaker_session=session,
+    )
     return Estimator(**{**options, **extra})
 
 
 def read_model(session, uri):
-    bucket, key = uri[len("s3://"):].split("/", 1)
+    bucket, key = uri[len("s3://") :].split("/", 1)
     body = session.boto_session.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
     with tarfile.open(fileobj=io.BytesIO(body)) as archive:
         return json.load(archive.extractfile("model.json"))
@@ -114,23 +122,40 @@ def test_warm_pool_chain_shares_its_persistent_cache(sagemaker_session, source, 
 
 def test_framework_estimators_work_too(sagemaker_session, source, data):
     from sagemaker.pytorch import PyTorch
-    job = PyTorch(entry_point="train.py", source_dir=str(source), role=ROLE, framework_version="2.5",
-                  py_version="py311", instance_count=2, instance_type="ml.c5.xlarge",
-                  hyperparameters={"epochs": 4}, output_path="s3://fit-bucket/output",
-                  sagemaker_session=sagemaker_session)
+
+    job = PyTorch(
+        entry_point="train.py",
+        source_dir=str(source),
+        role=ROLE,
+        framework_version="2.5",
+        py_version="py311",
+        instance_count=2,
+        instance_type="ml.c5.xlarge",
+        hyperparameters={"epochs": 4},
+        output_path="s3://fit-bucket/output",
+        sagemaker_session=sagemaker_session,
+    )
     job.fit({"train": data}, job_name="torch-1", logs=False)
     assert read_model(sagemaker_session, job.model_data)["hosts"] == ["algo-1", "algo-2"]
 
 
 def test_activated_makes_a_plain_sdk_session_local(tmp_path, source, data):
     from sagemaker_plans_local import LocalBackend, activated
+
     with LocalBackend(root=tmp_path / "backend") as backend, activated(backend):
         session = sagemaker.Session()
         assert session.boto_region_name == "us-east-1"
         session.boto_session.client("s3").create_bucket(Bucket="plain")
         plain = sagemaker.estimator.Estimator(
-            image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large", entry_point="train.py",
-            source_dir=str(source), hyperparameters={"epochs": 1}, sagemaker_session=session)
+            image_uri=IMAGE,
+            role=ROLE,
+            instance_count=1,
+            instance_type="ml.m5.large",
+            entry_point="train.py",
+            source_dir=str(source),
+            hyperparameters={"epochs": 1},
+            sagemaker_session=session,
+        )
         session.boto_session.client("s3").put_object(Bucket="plain", Key="train/a.csv", Body=b"1,2\n")
         plain.fit({"train": "s3://plain/train"}, job_name="plain-1", logs=False)
         assert backend.training_job("plain-1").status == "Completed"
@@ -138,14 +163,25 @@ def test_activated_makes_a_plain_sdk_session_local(tmp_path, source, data):
 
 def test_cli_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys, boto3
         sm = boto3.client("sagemaker", region_name="us-east-1")
         print("jobs:", sm.list_training_jobs()["TrainingJobSummaries"], "args:", sys.argv[1:])
-    """))
-    env = {"PATH": "/usr/bin:/bin", "AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"}
-    result = subprocess.run([sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
-                            capture_output=True, text=True, env=env, timeout=120)
+    """)
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "jobs: [] args: ['--x', '1']" in result.stdout
 

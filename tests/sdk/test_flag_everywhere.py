@@ -19,8 +19,9 @@ from tests.sdk.test_public_names import CLEAN_ENV, NO_RETRIES, UNREACHABLE, sdk_
 
 
 def unreachable_client(session=None):
-    session = session or boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x",
-                                               region_name="us-east-1")
+    session = session or boto3.session.Session(
+        aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1"
+    )
     return session.client("sagemaker", endpoint_url=UNREACHABLE, config=NO_RETRIES)
 
 
@@ -35,7 +36,9 @@ def test_local_answers_even_an_unreachable_endpoint(tmp_path):
 
 
 def test_session_goes_to_aws(aws_mode):
-    boto_session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1")
+    boto_session = boto3.session.Session(
+        aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1"
+    )
     session = Session(boto_session=boto_session, sagemaker_client=unreachable_client(boto_session))
     assert isinstance(session, sdk_session_class())
     assert session.local is False and session.backend is None
@@ -77,8 +80,13 @@ def test_cli_honours_the_flag(tmp_path, flag, printed):
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
     env = {**CLEAN_ENV, "SAGEMAKER_PLANS_LOCAL": flag, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
-    result = subprocess.run([sys.executable, "-m", "sagemaker_plans_local", "run", str(script)],
-                            capture_output=True, text=True, env=env, timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "sagemaker_plans_local", "run", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().endswith(printed)
 
@@ -99,9 +107,27 @@ FIXTURE_TEST = textwrap.dedent("""
 
 def test_the_session_fixture_honours_the_flag(tmp_path):
     (tmp_path / "test_fixture_flag.py").write_text(FIXTURE_TEST)
-    env = {**CLEAN_ENV, "SAGEMAKER_PLANS_LOCAL": "0", "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
-           "PYTHONPATH": os.getcwd()}
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                             str(tmp_path / "test_fixture_flag.py")],
-                            capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path)
+    env = {
+        **CLEAN_ENV,
+        "SAGEMAKER_PLANS_LOCAL": "0",
+        "AWS_ACCESS_KEY_ID": "x",
+        "AWS_SECRET_ACCESS_KEY": "x",
+        "PYTHONPATH": os.getcwd(),
+    }
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            str(tmp_path / "test_fixture_flag.py"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
+    )
     assert "1 passed" in result.stdout, result.stdout + result.stderr

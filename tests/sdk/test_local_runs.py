@@ -12,7 +12,7 @@ import pytest
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.runtime.processes import SUPERVISED
-from tests.runtime.test_orphans import escaper_source, alive, pids_file, read_pids, still_alive  # noqa: F401
+from tests.runtime.test_orphans import alive, escaper_source, pids_file, read_pids, still_alive  # noqa: F401
 from tests.sdk.test_fit import estimator  # noqa: F401  (shared builder)
 
 SLEEPER = textwrap.dedent("""
@@ -40,8 +40,11 @@ def start(session, source, name, seconds, **extra):
 
 
 def model_files(session, name):
-    body = session.boto_session.client("s3").get_object(
-        Bucket="fit-bucket", Key=f"output/{name}/output/model.tar.gz")["Body"].read()
+    body = (
+        session.boto_session.client("s3")
+        .get_object(Bucket="fit-bucket", Key=f"output/{name}/output/model.tar.gz")["Body"]
+        .read()
+    )
     with tarfile.open(fileobj=io.BytesIO(body)) as archive:
         return archive.getnames()
 
@@ -87,8 +90,11 @@ FIT_PARENT = textwrap.dedent("""
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):  # noqa: F811 (fixture)
     source = escaper_source(tmp_path)
-    parent = subprocess.Popen([sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    parent = subprocess.Popen(
+        [sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
         pids = read_pids(pids_file, 4, limit=120)  # sleepers, entry point, supervisor
         assert all(alive(pid) for pid in pids)

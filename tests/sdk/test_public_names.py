@@ -14,8 +14,12 @@ from sagemaker_plans_local.sdk.major import sdk_major, session_module
 
 UNREACHABLE = "http://127.0.0.1:9"
 NO_RETRIES = Config(retries={"max_attempts": 1}, connect_timeout=1)
-CLEAN_ENV = {"PATH": "/usr/bin:/bin", "AWS_CONFIG_FILE": "/nonexistent",
-             "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent", "AWS_DEFAULT_REGION": "us-east-1"}
+CLEAN_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "AWS_CONFIG_FILE": "/nonexistent",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+    "AWS_DEFAULT_REGION": "us-east-1",
+}
 
 
 def sdk_session_class():
@@ -23,8 +27,10 @@ def sdk_session_class():
 
 
 def test_importing_the_package_imports_no_sdk_and_no_boto3():
-    code = "import sys, sagemaker_plans_local; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
-           "('sagemaker', 'boto3', 'botocore')))"
+    code = (
+        "import sys, sagemaker_plans_local; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('sagemaker', 'boto3', 'botocore')))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
 
@@ -47,7 +53,9 @@ def test_session_methods_for_plans_and_pools_work_on_both_majors(sagemaker_backe
 def test_estimator_is_v2_only_and_v3_is_pointed_to_model_trainer():
     if sdk_major() == 2:
         import sagemaker.estimator
+
         from sagemaker_plans_local import Estimator
+
         assert issubclass(Estimator, sagemaker.estimator.Estimator)
     else:
         with pytest.raises(ImportError, match="ModelTrainer"):
@@ -76,9 +84,14 @@ def test_activate_lasts_until_undone(tmp_path):
         assert ClientCreator.create_client.__module__ == "botocore.client"
 
 
-def test_pytest_fixtures_give_the_majors_local_session(sagemaker_backend, sagemaker_client, sagemaker_session):
-    assert isinstance(sagemaker_session, sdk_session_class()) and sagemaker_session.backend is sagemaker_backend
+def test_pytest_fixtures_give_the_majors_local_session(
+    sagemaker_backend, sagemaker_client, sagemaker_session
+):
+    assert (
+        isinstance(sagemaker_session, sdk_session_class()) and sagemaker_session.backend is sagemaker_backend
+    )
     from tests.conftest import create_request
+
     sagemaker_client.create_training_job(**create_request("fixture-job"))
     described = sagemaker_session.sagemaker_client.describe_training_job(TrainingJobName="fixture-job")
     assert described["TrainingJobStatus"] == "InProgress"
@@ -86,13 +99,20 @@ def test_pytest_fixtures_give_the_majors_local_session(sagemaker_backend, sagema
 
 def test_cli_runs_an_unmodified_script(tmp_path):
     script = tmp_path / "script.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         import sys, boto3
         sm = boto3.client("sagemaker", region_name="us-east-1")
         print("jobs:", sm.list_training_jobs()["TrainingJobSummaries"], "args:", sys.argv[1:])
-    """))
-    result = subprocess.run([sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
-                            capture_output=True, text=True, env=CLEAN_ENV, timeout=120)
+    """)
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
+        capture_output=True,
+        text=True,
+        env=CLEAN_ENV,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "jobs: [] args: ['--x', '1']" in result.stdout
 
@@ -106,6 +126,8 @@ def test_waiting_for_a_plan_on_a_wall_clock_does_not_run_ahead_unless_asked(tmp_
         session.create_training_plan("wall-plan", offering["TrainingPlanOfferingId"])
         assert session.wait_for_training_plan("wall-plan")["Status"] == "Scheduled"  # a compressed real wait
         assert backend.clock.now() <= datetime.now(timezone.utc)
-        session.create_training_plan("forwarded-plan", session.search_training_plan_offerings(
-            "ml.p5.48xlarge", 1, 24)[0]["TrainingPlanOfferingId"])
+        session.create_training_plan(
+            "forwarded-plan",
+            session.search_training_plan_offerings("ml.p5.48xlarge", 1, 24)[0]["TrainingPlanOfferingId"],
+        )
         assert session.wait_for_training_plan("forwarded-plan", fast_forward=True)["Status"] == "Scheduled"

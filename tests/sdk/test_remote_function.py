@@ -21,8 +21,12 @@ from tests.runtime.world import tiny_wheel
 #: v3 moved the remote function to sagemaker-core.
 MODULE = "sagemaker.remote_function" if installed_major() == 2 else "sagemaker.core.remote_function"
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
-SETTINGS = {"instance_type": "ml.m5.large", "keep_alive_period_in_seconds": 600,
-            "image_uri": "any-image-with-the-sdk", "role": ROLE}
+SETTINGS = {
+    "instance_type": "ml.m5.large",
+    "keep_alive_period_in_seconds": 600,
+    "image_uri": "any-image-with-the-sdk",
+    "role": ROLE,
+}
 
 
 @pytest.fixture
@@ -42,8 +46,12 @@ def remote_function(monkeypatch):
 
 def jobs_in_order(session) -> list[dict]:
     client = session.sagemaker_client
-    names = [s["TrainingJobName"] for s in client.list_training_jobs(
-        SortBy="CreationTime", SortOrder="Ascending")["TrainingJobSummaries"]]
+    names = [
+        s["TrainingJobName"]
+        for s in client.list_training_jobs(SortBy="CreationTime", SortOrder="Ascending")[
+            "TrainingJobSummaries"
+        ]
+    ]
     return [client.describe_training_job(TrainingJobName=name) for name in names]
 
 
@@ -77,16 +85,18 @@ def test_remote_executor_returns_each_result(session, remote_function):
     def square(x):
         return x * x
 
-    with remote_function.RemoteExecutor(max_parallel_jobs=1, sagemaker_session=session,
-                               **SETTINGS) as executor:
+    with remote_function.RemoteExecutor(
+        max_parallel_jobs=1, sagemaker_session=session, **SETTINGS
+    ) as executor:
         futures = [executor.submit(square, x) for x in (2, 3)]
         assert [future.result() for future in futures] == [4, 9]
     first, second = jobs_in_order(session)
     assert first["WarmPoolStatus"]["ReusedByJob"] == second["TrainingJobName"]
 
 
-def test_dependencies_go_into_the_instance_s_virtualenv_not_the_caller_s(session, remote_function,
-                                                                     sagemaker_backend, tmp_path):
+def test_dependencies_go_into_the_instance_s_virtualenv_not_the_caller_s(
+    session, remote_function, sagemaker_backend, tmp_path
+):
     wheels = tiny_wheel(tmp_path / "wheels").parent
     requirements = tmp_path / "requirements.txt"
     requirements.write_text(f"--no-index\n--find-links {wheels}\ntinypkg==0.1\n")
@@ -94,6 +104,7 @@ def test_dependencies_go_into_the_instance_s_virtualenv_not_the_caller_s(session
     @remote_function.remote(sagemaker_session=session, dependencies=str(requirements), **SETTINGS)
     def where():
         import tinypkg
+
         return tinypkg.VALUE, tinypkg.__file__
 
     value, location = where()

@@ -9,8 +9,14 @@ from tests.sdk.test_fit import IMAGE, ROLE
 
 
 def test_a_job_without_log_streams_prints_no_dot_before_its_times(sagemaker_session, capsys):
-    estimator = Estimator(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large",
-                          output_path="s3://dot-bucket/output", sagemaker_session=sagemaker_session)
+    estimator = Estimator(
+        image_uri=IMAGE,
+        role=ROLE,
+        instance_count=1,
+        instance_type="ml.m5.large",
+        output_path="s3://dot-bucket/output",
+        sagemaker_session=sagemaker_session,
+    )
     sagemaker_session.boto_session.client("s3").create_bucket(Bucket="dot-bucket")
     estimator.fit(job_name="no-streams", logs=True)  # a simulated job: it writes no log stream
     lines = capsys.readouterr().out.splitlines()
@@ -27,8 +33,14 @@ def test_no_telemetry_notice_for_a_local_session(sagemaker_session):
     previous = telemetry_logging.logger.level
     telemetry_logging.logger.setLevel(logging.INFO)
     try:
-        estimator = Estimator(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large",
-                              output_path="s3://dot-bucket/output", sagemaker_session=sagemaker_session)
+        estimator = Estimator(
+            image_uri=IMAGE,
+            role=ROLE,
+            instance_count=1,
+            instance_type="ml.m5.large",
+            output_path="s3://dot-bucket/output",
+            sagemaker_session=sagemaker_session,
+        )
         sagemaker_session.boto_session.client("s3").create_bucket(Bucket="dot-bucket")
         estimator.fit(job_name="quiet", logs=False)
     finally:

@@ -22,18 +22,28 @@ def run_script(session: Session, source: str) -> str:
     if sdk_major() == 2:
         from sagemaker_plans_local import Estimator
 
-        estimator = Estimator(image_uri=IMAGE, role=ROLE, instance_count=1, instance_type="ml.m5.large",
-                              entry_point="train.py", source_dir=source, keep_alive_period_in_seconds=1800,
-                              sagemaker_session=session)
+        estimator = Estimator(
+            image_uri=IMAGE,
+            role=ROLE,
+            instance_count=1,
+            instance_type="ml.m5.large",
+            entry_point="train.py",
+            source_dir=source,
+            keep_alive_period_in_seconds=1800,
+            sagemaker_session=session,
+        )
         estimator.fit(wait=True, logs=False)
         return estimator.latest_training_job.name
     from sagemaker.core.training.configs import Compute, SourceCode
     from sagemaker.train import ModelTrainer
 
-    trainer = ModelTrainer(training_image=IMAGE, role=ROLE, sagemaker_session=session,
-                           source_code=SourceCode(source_dir=source, entry_script="train.py"),
-                           compute=Compute(instance_type="ml.m5.large", instance_count=1,
-                                           keep_alive_period_in_seconds=1800))
+    trainer = ModelTrainer(
+        training_image=IMAGE,
+        role=ROLE,
+        sagemaker_session=session,
+        source_code=SourceCode(source_dir=source, entry_script="train.py"),
+        compute=Compute(instance_type="ml.m5.large", instance_count=1, keep_alive_period_in_seconds=1800),
+    )
     trainer.train(logs=False)
     return trainer._latest_training_job.training_job_name
 
@@ -56,6 +66,10 @@ def test_a_wall_clock_training_run_leaves_the_clock_at_real_time(wall_session, t
     assert described["TrainingJobStatus"] == "Completed"
     assert described["WarmPoolStatus"]["Status"] == "Available"  # 1800 real seconds, not expired
     offerings = client.search_training_plan_offerings(
-        InstanceType="ml.p5.48xlarge", InstanceCount=1, DurationHours=24,
-        TargetResources=["training-job"], StartTimeAfter=datetime.now(timezone.utc))
+        InstanceType="ml.p5.48xlarge",
+        InstanceCount=1,
+        DurationHours=24,
+        TargetResources=["training-job"],
+        StartTimeAfter=datetime.now(timezone.utc),
+    )
     assert offerings["TrainingPlanOfferings"]  # a datetime.now()-based search is not "in the past"

@@ -28,7 +28,12 @@ def test_cli_trains_an_unmodified_model_trainer_script(tmp_path):
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
     env = {key: value for key, value in CLEAN_ENV.items() if key != "AWS_DEFAULT_REGION"}  # none configured
-    result = subprocess.run([sys.executable, "-m", "sagemaker_plans_local", "run", str(script), str(source)],
-                            capture_output=True, text=True, env=env, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), str(source)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.strip().splitlines()[-1] == "status Completed Available"

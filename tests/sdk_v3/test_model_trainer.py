@@ -16,10 +16,21 @@ IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-cpu-p
 
 
 def trainer(session, source, name, keep_alive=600, **compute):
-    return ModelTrainer(training_image=IMAGE, role=ROLE, sagemaker_session=session, base_job_name=name,
-                        source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
-                        compute=Compute(**{"instance_type": "ml.m5.large", "instance_count": 1,
-                                           "keep_alive_period_in_seconds": keep_alive, **compute}))
+    return ModelTrainer(
+        training_image=IMAGE,
+        role=ROLE,
+        sagemaker_session=session,
+        base_job_name=name,
+        source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
+        compute=Compute(
+            **{
+                "instance_type": "ml.m5.large",
+                "instance_count": 1,
+                "keep_alive_period_in_seconds": keep_alive,
+                **compute,
+            }
+        ),
+    )
 
 
 def train(model_trainer, data, **options):
@@ -28,13 +39,15 @@ def train(model_trainer, data, **options):
 
 
 def read_model(session, uri):
-    bucket, key = uri[len("s3://"):].split("/", 1)
+    bucket, key = uri[len("s3://") :].split("/", 1)
     body = session.boto_session.client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
     with tarfile.open(fileobj=io.BytesIO(body)) as archive:
         return json.load(archive.extractfile("model.json"))
 
 
-def test_the_seed_warm_pool_flow_reuses_the_pool_and_its_cache(sagemaker_backend, sagemaker_session, source, data):
+def test_the_seed_warm_pool_flow_reuses_the_pool_and_its_cache(
+    sagemaker_backend, sagemaker_session, source, data
+):
     first = train(trainer(sagemaker_session, source, "pool-a"), data, logs=False)
     assert first.training_job_status == "Completed"
     assert first.warm_pool_status.status == "Available"
@@ -44,7 +57,9 @@ def test_the_seed_warm_pool_flow_reuses_the_pool_and_its_cache(sagemaker_backend
     assert first.warm_pool_status.reused_by_job == second.training_job_name
     assert second.warm_pool_status.status == "Available"
     assert read_model(sagemaker_session, second.model_artifacts.s3_model_artifacts) == {
-        "seen": [first.training_job_name], "rows": ["a.csv"]}
+        "seen": [first.training_job_name],
+        "rows": ["a.csv"],
+    }
     sagemaker_session.terminate_warm_pool(second.training_job_name)
     second.refresh()
     assert second.warm_pool_status.status == "Terminated"
@@ -104,8 +119,9 @@ def test_the_notice_filter_lets_the_notice_through_for_other_sessions():
 
     from sagemaker_plans_local.sdk.telemetry import _NoticeFilter
 
-    record = logging.LogRecord("t", logging.INFO, __file__, 1, telemetry_logging.TELEMETRY_OPT_OUT_MESSAGING,
-                               None, None)
+    record = logging.LogRecord(
+        "t", logging.INFO, __file__, 1, telemetry_logging.TELEMETRY_OPT_OUT_MESSAGING, None, None
+    )
     assert _NoticeFilter(telemetry_logging).filter(record) is True
 
 
@@ -121,9 +137,13 @@ def test_inside_activated_an_unmodified_model_trainer_trains_locally(tmp_path, s
         folder.mkdir()
         (folder / "b.csv").write_text("3,4\n")
         uri = plain.upload_data(str(folder), key_prefix="train")
-        model_trainer = ModelTrainer(training_image=IMAGE, role=ROLE, base_job_name="unmodified",
-                                     source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
-                                     compute=Compute(instance_type="ml.m5.large", instance_count=1))
+        model_trainer = ModelTrainer(
+            training_image=IMAGE,
+            role=ROLE,
+            base_job_name="unmodified",
+            source_code=SourceCode(source_dir=str(source), entry_script="train.py"),
+            compute=Compute(instance_type="ml.m5.large", instance_count=1),
+        )
         job = train(model_trainer, uri, logs=False)  # no session given: the SDK makes its own
         assert job.training_job_status == "Completed"
         assert backend.training_job(job.training_job_name).status == "Completed"

@@ -18,14 +18,27 @@ from tests.sdk_v3.test_model_trainer import train, trainer
 
 def test_a_plan_through_training_plan_create_and_compute(sagemaker_backend, sagemaker_session, source, data):
     offering = sagemaker_session.search_training_plan_offerings("ml.p5.48xlarge", 1, 24)[0]
-    plan = TrainingPlan.create(training_plan_name="core-plan",
-                               training_plan_offering_id=offering["TrainingPlanOfferingId"],
-                               session=sagemaker_session.boto_session, region="us-east-1")
+    plan = TrainingPlan.create(
+        training_plan_name="core-plan",
+        training_plan_offering_id=offering["TrainingPlanOfferingId"],
+        session=sagemaker_session.boto_session,
+        region="us-east-1",
+    )
     assert plan.status == "Pending"
     plan.wait_for_status("Scheduled")  # the payment settles: the backend's clock moves, no sleep
     assert plan.status == "Scheduled" and sagemaker_backend.clock.now() > START
-    job = train(trainer(sagemaker_session, source, "on-plan", keep_alive=0, instance_type="ml.p5.48xlarge",
-                        training_plan_arn=plan.training_plan_arn), data, logs=False)
+    job = train(
+        trainer(
+            sagemaker_session,
+            source,
+            "on-plan",
+            keep_alive=0,
+            instance_type="ml.p5.48xlarge",
+            training_plan_arn=plan.training_plan_arn,
+        ),
+        data,
+        logs=False,
+    )
     assert job.training_job_status == "Completed"
     assert job.resource_config.training_plan_arn == plan.training_plan_arn
     assert job.training_start_time >= plan.start_time  # queued until the plan's capacity began
@@ -34,9 +47,12 @@ def test_a_plan_through_training_plan_create_and_compute(sagemaker_backend, sage
 def test_waiting_for_a_status_nothing_will_bring_times_out(sagemaker_backend, sagemaker_session):
     sagemaker_backend.settings.plan_payment_seconds = 0
     offering = sagemaker_session.search_training_plan_offerings("ml.p5.48xlarge", 1, 24)[0]
-    plan = TrainingPlan.create(training_plan_name="never-expires-soon",
-                               training_plan_offering_id=offering["TrainingPlanOfferingId"],
-                               session=sagemaker_session.boto_session, region="us-east-1")
+    plan = TrainingPlan.create(
+        training_plan_name="never-expires-soon",
+        training_plan_offering_id=offering["TrainingPlanOfferingId"],
+        session=sagemaker_session.boto_session,
+        region="us-east-1",
+    )
     with pytest.raises(TimeoutExceededError):
         plan.wait_for_status("Expired", timeout=60)
     assert plan.status in ("Pending", "Scheduled")
@@ -75,15 +91,26 @@ def test_a_hyperpod_cluster_waits_on_the_clock(sagemaker_backend, sagemaker_sess
     from sagemaker.core.shapes import ClusterInstanceGroupSpecification, ClusterLifeCycleConfig
 
     group = ClusterInstanceGroupSpecification(
-        instance_group_name="workers", instance_type="ml.m5.xlarge", instance_count=2,
+        instance_group_name="workers",
+        instance_type="ml.m5.xlarge",
+        instance_count=2,
         execution_role="arn:aws:iam::123456789012:role/SageMakerRole",
-        life_cycle_config=ClusterLifeCycleConfig(source_s3_uri="s3://bucket/lifecycle", on_create="on_create.sh"))
-    cluster = Cluster.create(cluster_name="core-cluster", instance_groups=[group],
-                             session=sagemaker_session.boto_session, region="us-east-1")
+        life_cycle_config=ClusterLifeCycleConfig(
+            source_s3_uri="s3://bucket/lifecycle", on_create="on_create.sh"
+        ),
+    )
+    cluster = Cluster.create(
+        cluster_name="core-cluster",
+        instance_groups=[group],
+        session=sagemaker_session.boto_session,
+        region="us-east-1",
+    )
     assert cluster.cluster_status == "Creating"
     cluster.wait_for_status("InService")
     assert cluster.cluster_status == "InService"
-    assert sagemaker_backend.clock.now() == START + timedelta(seconds=sagemaker_backend.settings.cold_start_seconds)
+    assert sagemaker_backend.clock.now() == START + timedelta(
+        seconds=sagemaker_backend.settings.cold_start_seconds
+    )
 
 
 def test_the_clients_sagemaker_train_creates_at_import_are_routed_too(tmp_path):
@@ -91,7 +118,9 @@ def test_the_clients_sagemaker_train_creates_at_import_are_routed_too(tmp_path):
 
     from sagemaker_plans_local.sdk.v3.cached_clients import cached_clients
 
-    assert {id(AIRHub._sagemaker_client), id(AIRHub._s3_client)} <= {id(client) for client in cached_clients()}
+    assert {id(AIRHub._sagemaker_client), id(AIRHub._s3_client)} <= {
+        id(client) for client in cached_clients()
+    }
     with LocalBackend(start_time=START, root=tmp_path / "b") as backend, activated(backend):
         backend.client("s3").create_bucket(Bucket="hub-bucket")
         assert [b["Name"] for b in AIRHub._s3_client.list_buckets()["Buckets"]] == ["hub-bucket"]

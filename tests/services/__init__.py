@@ -7,13 +7,13 @@ from pathlib import Path
 
 import boto3
 
-from sagemaker_plans_local.api.iam import IamApi
-from sagemaker_plans_local.api.logs import LogsApi
-from sagemaker_plans_local.api.s3 import S3Api
-from sagemaker_plans_local.api.sts import StsApi
-from sagemaker_plans_local.domain.clock import VirtualClock
-from sagemaker_plans_local.domain.log_streams import LogStore
-from sagemaker_plans_local.domain.object_store import ObjectStore
+from sagemaker_plans_local.core.clock import VirtualClock
+from sagemaker_plans_local.services.iam_sts.iam import IamApi
+from sagemaker_plans_local.services.iam_sts.sts import StsApi
+from sagemaker_plans_local.services.logs.api import LogsApi
+from sagemaker_plans_local.services.logs.streams import LogStore
+from sagemaker_plans_local.services.s3.api import S3Api
+from sagemaker_plans_local.services.s3.objects import ObjectStore
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)

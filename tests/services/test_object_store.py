@@ -13,12 +13,29 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemaker_plans_local.domain.clock import VirtualClock
-from sagemaker_plans_local.domain.object_store import (
-    MIN_PART_SIZE, BadDigest, BucketAlreadyOwnedByYou, BucketNotEmpty, EntityTooSmall, InvalidArgument,
-    InvalidBucketName, InvalidPart, InvalidPartOrder, KeyTooLong, MalformedPartList, NoSuchBucket, NoSuchKey,
-    NoSuchUpload, ObjectStore, decode_name, encode_key, parse_s3_uri, s3_uri)
+from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.runtime.downloads import UnsafeDownload, download_prefix
+from sagemaker_plans_local.services.s3.objects import (
+    MIN_PART_SIZE,
+    BadDigest,
+    BucketAlreadyOwnedByYou,
+    BucketNotEmpty,
+    EntityTooSmall,
+    InvalidArgument,
+    InvalidBucketName,
+    InvalidPart,
+    InvalidPartOrder,
+    KeyTooLong,
+    MalformedPartList,
+    NoSuchBucket,
+    NoSuchKey,
+    NoSuchUpload,
+    ObjectStore,
+    decode_name,
+    encode_key,
+    parse_s3_uri,
+    s3_uri,
+)
 
 from . import START
 
@@ -60,9 +77,28 @@ def test_buckets_are_created_idempotently_listed_and_deleted(store, clock):
         store.delete_bucket("another.bucket-2")
 
 
-@pytest.mark.parametrize("name", ["..", ".", "a", "ab", "A-bucket", "../escape", ".uploads", ".tmp", "a..b",
-                                  "bucket_", "192.168.1.1", "-bucket", "bucket-", "x" * 64, "a/b", "xn--abc",
-                                  "name\x00null"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "..",
+        ".",
+        "a",
+        "ab",
+        "A-bucket",
+        "../escape",
+        ".uploads",
+        ".tmp",
+        "a..b",
+        "bucket_",
+        "192.168.1.1",
+        "-bucket",
+        "bucket-",
+        "x" * 64,
+        "a/b",
+        "xn--abc",
+        "name\x00null",
+    ],
+)
 def test_invalid_bucket_names_are_refused_and_never_found(store, name):
     with pytest.raises(InvalidBucketName):
         store.create_bucket(name, "us-east-1")
@@ -87,12 +123,18 @@ def test_a_bucket_must_be_empty_to_be_deleted(store):
 
 def test_put_get_head_delete(store, clock):
     clock.advance(timedelta(seconds=1, microseconds=500))
-    etag = store.put_object("bucket", "dir/file.txt", b"hello", content_type="text/plain",
-                            metadata={"owner": "me"})
+    etag = store.put_object(
+        "bucket", "dir/file.txt", b"hello", content_type="text/plain", metadata={"owner": "me"}
+    )
     assert etag == md5(b"hello")
     stored = store.head_object("bucket", "dir/file.txt")
-    assert (stored.key, stored.size, stored.etag, stored.content_type, stored.metadata) == \
-        ("dir/file.txt", 5, etag, "text/plain", {"owner": "me"})
+    assert (stored.key, stored.size, stored.etag, stored.content_type, stored.metadata) == (
+        "dir/file.txt",
+        5,
+        etag,
+        "text/plain",
+        {"owner": "me"},
+    )
     assert stored.last_modified == START + timedelta(seconds=1)  # S3 keeps whole seconds
     with store.get_object("bucket", "dir/file.txt").open() as handle:
         assert handle.read() == b"hello"
@@ -107,8 +149,11 @@ def test_put_get_head_delete(store, clock):
 def test_streams_and_default_content_type(store, tmp_path):
     store.put_object("bucket", "stream", io.BytesIO(b"x" * 3_000_000))
     stored = store.head_object("bucket", "stream")
-    assert (stored.size, stored.etag, stored.content_type) == (3_000_000, md5(b"x" * 3_000_000),
-                                                               "binary/octet-stream")
+    assert (stored.size, stored.etag, stored.content_type) == (
+        3_000_000,
+        md5(b"x" * 3_000_000),
+        "binary/octet-stream",
+    )
     source = tmp_path / "file.bin"
     source.write_bytes(b"file content")
     assert store.upload_file("bucket", "from/file", source) == md5(b"file content")
@@ -151,9 +196,25 @@ def test_a_key_and_a_key_under_it_are_both_objects(store):
     assert {o.key: o.size for o in store.list_objects("bucket").objects} == {"a": 4, "a/": 6, "a/b": 6}
 
 
-@pytest.mark.parametrize("key", ["../../etc/passwd", "/abs", "a/../../b", ".", "..", "nul\x00byte",
-                                 "x" * 300 + "/" + "y" * 300, "back\\slash", "~tilde", "%2F", "A", "a",
-                                 ".uploads", "../.tmp/x"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../../etc/passwd",
+        "/abs",
+        "a/../../b",
+        ".",
+        "..",
+        "nul\x00byte",
+        "x" * 300 + "/" + "y" * 300,
+        "back\\slash",
+        "~tilde",
+        "%2F",
+        "A",
+        "a",
+        ".uploads",
+        "../.tmp/x",
+    ],
+)
 def test_hostile_keys_stay_inside_the_store(store, tmp_path, key):
     root = tmp_path / "store"
     store.put_object("bucket", key, key.encode())
@@ -171,15 +232,26 @@ def test_file_names_are_unique_ignoring_case():
 
 
 KEYS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(
-    lambda k: len(k.encode()) <= 1024) | st.sampled_from(["..", ".", "/", "a/..", "../x", "a//b", "\x00"])
+    lambda k: len(k.encode()) <= 1024
+) | st.sampled_from(["..", ".", "/", "a/..", "../x", "a//b", "\x00"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(keys=st.lists(KEYS | st.text("./a\x00", min_size=1, max_size=12) |
-                     st.text(st.characters(), min_size=250, max_size=400).filter(
-                         lambda k: len(k.encode("utf-8", "surrogatepass")) <= 1024 and
-                         not any(0xD800 <= ord(c) <= 0xDFFF for c in k)),
-                     min_size=1, max_size=8, unique=True))
+@given(
+    keys=st.lists(
+        KEYS
+        | st.text("./a\x00", min_size=1, max_size=12)
+        | st.text(st.characters(), min_size=250, max_size=400).filter(
+            lambda k: (
+                len(k.encode("utf-8", "surrogatepass")) <= 1024
+                and not any(0xD800 <= ord(c) <= 0xDFFF for c in k)
+            )
+        ),
+        min_size=1,
+        max_size=8,
+        unique=True,
+    )
+)
 def test_any_keys_round_trip_and_never_escape(tmp_path_factory, keys):
     root = tmp_path_factory.mktemp("escape")
     store = ObjectStore(root / "store", VirtualClock(START))
@@ -209,17 +281,21 @@ def reference_listing(keys, prefix, delimiter, marker):
         if not key.startswith(prefix):
             continue
         entry = key
-        if delimiter and delimiter in key[len(prefix):]:
-            entry = key[:key.index(delimiter, len(prefix)) + len(delimiter)]
+        if delimiter and delimiter in key[len(prefix) :]:
+            entry = key[: key.index(delimiter, len(prefix)) + len(delimiter)]
         if (marker is None or entry > marker) and (not entries or entries[-1] != entry):
             entries.append(entry)
     return entries
 
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(keys=st.lists(st.text("ab/é", min_size=1, max_size=6), max_size=15, unique=True),
-       prefix=st.text("ab/", max_size=2), delimiter=st.sampled_from([None, "/", "b"]),
-       start_after=st.none() | st.text("ab/", max_size=3), page=st.integers(1, 4))
+@given(
+    keys=st.lists(st.text("ab/é", min_size=1, max_size=6), max_size=15, unique=True),
+    prefix=st.text("ab/", max_size=2),
+    delimiter=st.sampled_from([None, "/", "b"]),
+    start_after=st.none() | st.text("ab/", max_size=3),
+    page=st.integers(1, 4),
+)
 def test_listing_pages_match_s3_semantics(tmp_path_factory, keys, prefix, delimiter, start_after, page):
     store = ObjectStore(tmp_path_factory.mktemp("list") / "store", VirtualClock(START))
     store.create_bucket("bucket")
@@ -245,10 +321,14 @@ def test_listing_with_delimiter(store):
     assert [o.key for o in listing.objects] == ["photos/top.jpg"]
     assert listing.common_prefixes == ["photos/2024/", "photos/2025/"]
     first = store.list_objects("bucket", prefix="photos/", delimiter="/", max_keys=1)
-    assert (first.common_prefixes, first.is_truncated, first.next_marker) == (["photos/2024/"], True,
-                                                                              "photos/2024/")
-    second = store.list_objects("bucket", prefix="photos/", delimiter="/", max_keys=1,
-                                continuation=first.next_marker)
+    assert (first.common_prefixes, first.is_truncated, first.next_marker) == (
+        ["photos/2024/"],
+        True,
+        "photos/2024/",
+    )
+    second = store.list_objects(
+        "bucket", prefix="photos/", delimiter="/", max_keys=1, continuation=first.next_marker
+    )
     assert second.common_prefixes == ["photos/2025/"]
     assert store.list_objects("bucket", max_keys=0).objects == []
 
@@ -257,8 +337,9 @@ def test_listing_with_delimiter(store):
 
 
 def test_multipart_upload_assembles_parts_with_s3s_etag(store):
-    upload_id = store.create_multipart_upload("bucket", "big", content_type="application/x-tar",
-                                              metadata={"a": "b"})
+    upload_id = store.create_multipart_upload(
+        "bucket", "big", content_type="application/x-tar", metadata={"a": "b"}
+    )
     first, second = b"1" * MIN_PART_SIZE, b"2" * 10
     etags = [store.upload_part(upload_id, 1, first), store.upload_part(upload_id, 2, io.BytesIO(second))]
     assert store.list_parts(upload_id) == [(1, md5(first), MIN_PART_SIZE), (2, md5(second), 10)]
@@ -266,8 +347,12 @@ def test_multipart_upload_assembles_parts_with_s3s_etag(store):
     expected = hashlib.md5(hashlib.md5(first).digest() + hashlib.md5(second).digest()).hexdigest() + "-2"
     assert etag == expected
     stored = store.head_object("bucket", "big")
-    assert (stored.size, stored.etag, stored.content_type, stored.metadata) == \
-        (MIN_PART_SIZE + 10, expected, "application/x-tar", {"a": "b"})
+    assert (stored.size, stored.etag, stored.content_type, stored.metadata) == (
+        MIN_PART_SIZE + 10,
+        expected,
+        "application/x-tar",
+        {"a": "b"},
+    )
     with stored.open() as handle:
         assert handle.read() == first + second
     with pytest.raises(NoSuchUpload):
@@ -315,7 +400,9 @@ def test_download_prefix_writes_keys_relative_to_the_prefix(store, tmp_path):
     assert (single / "other.csv").read_bytes() == b"data/other.csv"
 
 
-@pytest.mark.parametrize("hostile", ["p/../../outside", "p/./x", "p/a/../../x", "p/nul\x00", "p/" + "x" * 256])
+@pytest.mark.parametrize(
+    "hostile", ["p/../../outside", "p/./x", "p/a/../../x", "p/nul\x00", "p/" + "x" * 256]
+)
 def test_download_prefix_refuses_escaping_keys_and_writes_nothing(store, tmp_path, hostile):
     store.put_object("bucket", "p/fine", b"fine")
     store.put_object("bucket", hostile, b"evil")

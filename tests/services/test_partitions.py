@@ -8,7 +8,7 @@ import botocore.session
 import pytest
 
 from sagemaker_plans_local import LocalBackend
-from sagemaker_plans_local.domain.arns import partition
+from sagemaker_plans_local.core.arns import partition
 from tests.conftest import ROLE, START, create_request
 
 REGIONS = {"cn-north-1": "aws-cn", "us-gov-west-1": "aws-us-gov", "us-east-1": "aws"}
@@ -25,7 +25,11 @@ def test_partition_matches_botocore_for_every_known_region():
                 assert partition(region) == known["partition"], region
                 checked += 1
     assert checked > 30
-    assert [partition(f"{name}-global") for name in ("aws", "aws-cn", "aws-us-gov")] == ["aws", "aws-cn", "aws-us-gov"]
+    assert [partition(f"{name}-global") for name in ("aws", "aws-cn", "aws-us-gov")] == [
+        "aws",
+        "aws-cn",
+        "aws-us-gov",
+    ]
 
 
 @pytest.fixture(params=sorted(REGIONS))
@@ -43,15 +47,21 @@ def test_sagemaker_arns(regional):
     assert sm.describe_training_job(TrainingJobName="job-1")["TrainingJobArn"] == job
     backend.capacity.add("ml.p5.48xlarge", 2, f"{region}a", START.replace(day=2), START.replace(day=5))
     offering = sm.search_training_plan_offerings(
-        InstanceType="ml.p5.48xlarge", InstanceCount=2, DurationHours=24,
-        TargetResources=["training-job"])["TrainingPlanOfferings"][0]
-    plan = sm.create_training_plan(TrainingPlanName="plan-1",
-                                   TrainingPlanOfferingId=offering["TrainingPlanOfferingId"])["TrainingPlanArn"]
+        InstanceType="ml.p5.48xlarge", InstanceCount=2, DurationHours=24, TargetResources=["training-job"]
+    )["TrainingPlanOfferings"][0]
+    plan = sm.create_training_plan(
+        TrainingPlanName="plan-1", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"]
+    )["TrainingPlanArn"]
     assert plan == prefix + "training-plan/plan-1"
     capacity = sm.describe_training_plan(TrainingPlanName="plan-1")["ReservedCapacitySummaries"][0]
     assert capacity["ReservedCapacityArn"].startswith(prefix + "reserved-capacity/")
-    group = {"InstanceGroupName": "g", "InstanceType": "ml.m5.xlarge", "InstanceCount": 1, "ExecutionRole": ROLE,
-             "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"}}
+    group = {
+        "InstanceGroupName": "g",
+        "InstanceType": "ml.m5.xlarge",
+        "InstanceCount": 1,
+        "ExecutionRole": ROLE,
+        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
+    }
     cluster = sm.create_cluster(ClusterName="c", InstanceGroups=[group])["ClusterArn"]
     assert cluster.startswith(prefix + "cluster/")
 
@@ -66,5 +76,6 @@ def test_sts_iam_and_logs_arns(regional):
     logs.create_log_group(logGroupName="/aws/sagemaker/TrainingJobs")
     logs.create_log_stream(logGroupName="/aws/sagemaker/TrainingJobs", logStreamName="job-1/algo-1")
     (stream,) = logs.describe_log_streams(logGroupName="/aws/sagemaker/TrainingJobs")["logStreams"]
-    assert stream["arn"] == (f"arn:{part}:logs:{region}:{ACCOUNT}:log-group:/aws/sagemaker/TrainingJobs"
-                             ":log-stream:job-1/algo-1")
+    assert stream["arn"] == (
+        f"arn:{part}:logs:{region}:{ACCOUNT}:log-group:/aws/sagemaker/TrainingJobs:log-stream:job-1/algo-1"
+    )

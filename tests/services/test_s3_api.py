@@ -16,9 +16,9 @@ from botocore.parsers import create_parser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemaker_plans_local.api import xml_wire
-from sagemaker_plans_local.api.service_model import service_model
-from sagemaker_plans_local.domain.object_store import MIN_PART_SIZE
+from sagemaker_plans_local.protocol import xml_wire
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.s3.objects import MIN_PART_SIZE
 
 from ..model_strategies import for_shape
 from . import ACCOUNT, Services
@@ -63,7 +63,8 @@ def test_resource_bucket_creation_date_as_the_sdk_checks_it(services):
     services.clock.advance(30)
     bucket.create()
     assert resource.Bucket("sagemaker-us-east-1-123456789012").creation_date == datetime(
-        2026, 1, 1, 0, 0, 30, tzinfo=timezone.utc)
+        2026, 1, 1, 0, 0, 30, tzinfo=timezone.utc
+    )
 
 
 def test_head_bucket_and_owner_checks(services, s3):
@@ -80,10 +81,21 @@ def test_head_bucket_and_owner_checks(services, s3):
 
 def test_create_bucket_rules_by_region(services, s3):
     s3.create_bucket(Bucket="bucket")  # us-east-1: the owner may re-create
-    assert error_of(s3.create_bucket, Bucket="x", )["Error"]["Code"] == "InvalidBucketName"
-    assert error_of(s3.create_bucket, Bucket="other-bucket",
-                    CreateBucketConfiguration={"LocationConstraint": "us-east-1"})["Error"]["Code"] == \
-        "InvalidLocationConstraint"
+    assert (
+        error_of(
+            s3.create_bucket,
+            Bucket="x",
+        )["Error"]["Code"]
+        == "InvalidBucketName"
+    )
+    assert (
+        error_of(
+            s3.create_bucket,
+            Bucket="other-bucket",
+            CreateBucketConfiguration={"LocationConstraint": "us-east-1"},
+        )["Error"]["Code"]
+        == "InvalidLocationConstraint"
+    )
     eu = services.client("s3", region="eu-west-1")
     illegal = error_of(eu.create_bucket, Bucket="eu-bucket")
     assert illegal["Error"]["Code"] == "IllegalLocationConstraintException"
@@ -112,8 +124,9 @@ def test_delete_bucket(s3):
         s3.list_objects_v2(Bucket="bucket")
 
 
-@pytest.mark.parametrize("config", [Config(s3={"addressing_style": "path"}),
-                                    Config(s3={"addressing_style": "virtual"}), None])
+@pytest.mark.parametrize(
+    "config", [Config(s3={"addressing_style": "path"}), Config(s3={"addressing_style": "virtual"}), None]
+)
 @pytest.mark.parametrize("endpoint_url", [None, "http://localhost:9000"])
 def test_both_addressing_styles(services, config, endpoint_url):
     client = services.client("s3", config=config, endpoint_url=endpoint_url)
@@ -131,8 +144,13 @@ def test_both_addressing_styles(services, config, endpoint_url):
 def test_put_get_head_with_types_aws_gives(services, s3):
     services.clock.advance(5)
     body = b'{"a": 1}'
-    put = s3.put_object(Bucket="bucket", Key="dir/file.json", Body=body, ContentType="application/json",
-                        Metadata={"Trained-By": "me"})
+    put = s3.put_object(
+        Bucket="bucket",
+        Key="dir/file.json",
+        Body=body,
+        ContentType="application/json",
+        Metadata={"Trained-By": "me"},
+    )
     assert put["ETag"] == f'"{md5(body)}"'
     got = s3.get_object(Bucket="bucket", Key="dir/file.json")
     assert got["Body"].read() == b'{"a": 1}'
@@ -151,8 +169,11 @@ def test_missing_keys(s3):
     assert head["ResponseMetadata"]["HTTPStatusCode"] == 404
     with pytest.raises(s3.exceptions.NoSuchKey) as caught:
         s3.get_object(Bucket="bucket", Key="missing")
-    assert caught.value.response["Error"] == {"Code": "NoSuchKey", "Message": "The specified key does not exist.",
-                                              "Key": "missing"}
+    assert caught.value.response["Error"] == {
+        "Code": "NoSuchKey",
+        "Message": "The specified key does not exist.",
+        "Key": "missing",
+    }
     with pytest.raises(s3.exceptions.NoSuchBucket):
         s3.get_object(Bucket="no-such-bucket", Key="k")
     assert s3.delete_object(Bucket="bucket", Key="missing")["ResponseMetadata"]["HTTPStatusCode"] == 204
@@ -163,30 +184,44 @@ def test_ranges_and_conditions(s3):
     etag = s3.put_object(Bucket="bucket", Key="k", Body=data)["ETag"]
     part = s3.get_object(Bucket="bucket", Key="k", Range="bytes=10-19")
     assert part["ResponseMetadata"]["HTTPStatusCode"] == 206
-    assert (part["Body"].read(), part["ContentRange"], part["ContentLength"]) == (data[10:20], "bytes 10-19/1024",
-                                                                                 10)
+    assert (part["Body"].read(), part["ContentRange"], part["ContentLength"]) == (
+        data[10:20],
+        "bytes 10-19/1024",
+        10,
+    )
     assert s3.get_object(Bucket="bucket", Key="k", Range="bytes=1000-")["Body"].read() == data[1000:]
     assert s3.get_object(Bucket="bucket", Key="k", Range="bytes=-4")["Body"].read() == data[-4:]
-    assert s3.get_object(Bucket="bucket", Key="k", Range="bytes=1000-5000")["ContentRange"] == "bytes 1000-1023/1024"
+    assert (
+        s3.get_object(Bucket="bucket", Key="k", Range="bytes=1000-5000")["ContentRange"]
+        == "bytes 1000-1023/1024"
+    )
     unsatisfiable = error_of(s3.get_object, Bucket="bucket", Key="k", Range="bytes=2000-")
-    assert (unsatisfiable["Error"]["Code"], unsatisfiable["ResponseMetadata"]["HTTPStatusCode"]) == \
-        ("InvalidRange", 416)
+    assert (unsatisfiable["Error"]["Code"], unsatisfiable["ResponseMetadata"]["HTTPStatusCode"]) == (
+        "InvalidRange",
+        416,
+    )
     assert s3.get_object(Bucket="bucket", Key="k", IfMatch=etag)["Body"].read() == data
-    assert error_of(s3.get_object, Bucket="bucket", Key="k", IfMatch='"other"')["Error"]["Code"] == \
-        "PreconditionFailed"
+    assert (
+        error_of(s3.get_object, Bucket="bucket", Key="k", IfMatch='"other"')["Error"]["Code"]
+        == "PreconditionFailed"
+    )
     assert error_of(s3.get_object, Bucket="bucket", Key="k", IfNoneMatch=etag)["Error"]["Code"] == "304"
     assert error_of(s3.head_object, Bucket="bucket", Key="k", IfMatch='"other"')["Error"]["Code"] == "412"
     s3.put_object(Bucket="bucket", Key="empty", Body=b"")
-    assert error_of(s3.get_object, Bucket="bucket", Key="empty", Range="bytes=0-10")["Error"]["Code"] == \
-        "InvalidRange"
+    assert (
+        error_of(s3.get_object, Bucket="bucket", Key="empty", Range="bytes=0-10")["Error"]["Code"]
+        == "InvalidRange"
+    )
 
 
 def test_content_md5_is_checked(s3):
     good = base64.b64encode(hashlib.md5(b"data").digest()).decode()
     s3.put_object(Bucket="bucket", Key="k", Body=b"data", ContentMD5=good)
     bad = base64.b64encode(hashlib.md5(b"other").digest()).decode()
-    assert error_of(s3.put_object, Bucket="bucket", Key="k2", Body=b"data", ContentMD5=bad)["Error"]["Code"] == \
-        "BadDigest"
+    assert (
+        error_of(s3.put_object, Bucket="bucket", Key="k2", Body=b"data", ContentMD5=bad)["Error"]["Code"]
+        == "BadDigest"
+    )
     assert error_of(s3.head_object, Bucket="bucket", Key="k2")["Error"]["Code"] == "404"
 
 
@@ -196,22 +231,46 @@ def test_copy_and_delete_objects(s3):
     assert copied["CopyObjectResult"]["ETag"] == f'"{md5(b"payload")}"'
     head = s3.head_object(Bucket="bucket", Key="dst")
     assert (head["ContentType"], head["Metadata"]) == ("text/plain", {"m": "1"})
-    s3.copy_object(Bucket="bucket", Key="dst", CopySource="bucket/src", MetadataDirective="REPLACE",
-                   Metadata={"n": "2"}, ContentType="application/octet-stream")
+    s3.copy_object(
+        Bucket="bucket",
+        Key="dst",
+        CopySource="bucket/src",
+        MetadataDirective="REPLACE",
+        Metadata={"n": "2"},
+        ContentType="application/octet-stream",
+    )
     assert s3.head_object(Bucket="bucket", Key="dst")["Metadata"] == {"n": "2"}
-    assert error_of(s3.copy_object, Bucket="bucket", Key="src", CopySource="bucket/src")["Error"]["Code"] == \
-        "InvalidRequest"
+    assert (
+        error_of(s3.copy_object, Bucket="bucket", Key="src", CopySource="bucket/src")["Error"]["Code"]
+        == "InvalidRequest"
+    )
     with pytest.raises(s3.exceptions.NoSuchKey):
         s3.copy_object(Bucket="bucket", Key="x", CopySource="bucket/missing")
-    answer = s3.delete_objects(Bucket="bucket", Delete={"Objects": [{"Key": "src"}, {"Key": "dst"},
-                                                                   {"Key": "never\r\nexisted"}]})
+    answer = s3.delete_objects(
+        Bucket="bucket", Delete={"Objects": [{"Key": "src"}, {"Key": "dst"}, {"Key": "never\r\nexisted"}]}
+    )
     assert sorted(d["Key"] for d in answer["Deleted"]) == ["dst", "never\r\nexisted", "src"]
-    assert "Deleted" not in s3.delete_objects(Bucket="bucket", Delete={"Objects": [{"Key": "a"}], "Quiet": True})
+    assert "Deleted" not in s3.delete_objects(
+        Bucket="bucket", Delete={"Objects": [{"Key": "a"}], "Quiet": True}
+    )
     assert s3.list_objects_v2(Bucket="bucket")["KeyCount"] == 0
 
 
-@pytest.mark.parametrize("key", ["../../etc/passwd", "/abs", "a/../../b", ".", "..", "a\x00b", "%2e%2e/x",
-                                 "sp ace+plus&amp<tag>", "ünï/cødé", "tab\tnew\nline\r"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "../../etc/passwd",
+        "/abs",
+        "a/../../b",
+        ".",
+        "..",
+        "a\x00b",
+        "%2e%2e/x",
+        "sp ace+plus&amp<tag>",
+        "ünï/cødé",
+        "tab\tnew\nline\r",
+    ],
+)
 def test_keys_that_look_like_paths_are_just_keys(services, s3, tmp_path, key):
     s3.put_object(Bucket="bucket", Key=key, Body=b"content")
     assert s3.get_object(Bucket="bucket", Key=key)["Body"].read() == b"content"
@@ -236,10 +295,13 @@ def test_list_objects_v2_paginator_with_prefix_and_delimiter(s3):
     assert [len(page.get("Contents", [])) for page in pages] == [2, 2, 2]
     assert [o["Key"] for page in pages for o in page["Contents"]] == keys
     assert pages[0]["IsTruncated"] and not pages[-1]["IsTruncated"]
-    grouped = list(paginator.paginate(Bucket="bucket", Prefix="logs/", Delimiter="/",
-                                      PaginationConfig={"PageSize": 1}))
-    assert [p["Prefix"] for page in grouped for p in page.get("CommonPrefixes", [])] == ["logs/2026/",
-                                                                                         "logs/2027/"]
+    grouped = list(
+        paginator.paginate(Bucket="bucket", Prefix="logs/", Delimiter="/", PaginationConfig={"PageSize": 1})
+    )
+    assert [p["Prefix"] for page in grouped for p in page.get("CommonPrefixes", [])] == [
+        "logs/2026/",
+        "logs/2027/",
+    ]
     assert [o["Key"] for page in grouped for o in page.get("Contents", [])] == ["logs/top"]
     after = s3.list_objects_v2(Bucket="bucket", StartAfter="logs/top")
     assert [o["Key"] for o in after["Contents"]] == ["model/model.tar.gz", "x+y z%"]
@@ -303,11 +365,17 @@ def test_abort_and_unknown_uploads(s3):
     upload = s3.create_multipart_upload(Bucket="bucket", Key="k")
     assert upload["Bucket"] == "bucket" and upload["Key"] == "k"
     s3.upload_part(Bucket="bucket", Key="k", UploadId=upload["UploadId"], PartNumber=1, Body=b"x")
-    wrong_key = error_of(s3.upload_part, Bucket="bucket", Key="other", UploadId=upload["UploadId"],
-                         PartNumber=1, Body=b"x")
+    wrong_key = error_of(
+        s3.upload_part, Bucket="bucket", Key="other", UploadId=upload["UploadId"], PartNumber=1, Body=b"x"
+    )
     assert wrong_key["Error"]["Code"] == "NoSuchUpload"
-    small = error_of(s3.complete_multipart_upload, Bucket="bucket", Key="k", UploadId=upload["UploadId"],
-                     MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"wrong"'}]})
+    small = error_of(
+        s3.complete_multipart_upload,
+        Bucket="bucket",
+        Key="k",
+        UploadId=upload["UploadId"],
+        MultipartUpload={"Parts": [{"PartNumber": 1, "ETag": '"wrong"'}]},
+    )
     assert small["Error"]["Code"] == "InvalidPart"
     s3.abort_multipart_upload(Bucket="bucket", Key="k", UploadId=upload["UploadId"])
     with pytest.raises(s3.exceptions.NoSuchUpload):
@@ -337,9 +405,11 @@ def test_a_bug_answers_500_internal_failure(services, s3, monkeypatch):
 
 
 def test_a_disabled_hook_is_silent(services):
-    client = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x",
-                                   region_name="us-east-1").client("s3", endpoint_url="http://127.0.0.1:9")
+    client = boto3.session.Session(
+        aws_access_key_id="x", aws_secret_access_key="x", region_name="us-east-1"
+    ).client("s3", endpoint_url="http://127.0.0.1:9")
     from sagemaker_plans_local.transport.service_hook import ServiceHook
+
     hook = ServiceHook("s3", services.apis["s3"], enabled=lambda: False)
     hook.attach(client)
     assert hook(client.meta.service_model.operation_model("ListBuckets"), {}, {}) is None
@@ -356,8 +426,13 @@ def test_sagemaker_session_default_bucket_upload_and_download(services, tmp_path
     Session = session_module().Session  # the installed major's session class
 
     boto_session = services.session()
-    session = Session(boto_session=boto_session, sagemaker_client=object(), sagemaker_runtime_client=object(),
-                      sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
+    session = Session(
+        boto_session=boto_session,
+        sagemaker_client=object(),
+        sagemaker_runtime_client=object(),
+        sagemaker_featurestore_runtime_client=object(),
+        sagemaker_metrics_client=object(),
+    )
     bucket = session.default_bucket()
     assert bucket == "sagemaker-us-east-1-123456789012"
     assert session.account_id() == ACCOUNT
@@ -373,8 +448,13 @@ def test_sagemaker_session_default_bucket_upload_and_download(services, tmp_path
     session.download_data(str(target), bucket, key_prefix="inputs/")
     assert (target / "sub" / "more.csv").read_text() == "3,4\n"
     # a second session finds the bucket instead of creating it
-    again = Session(boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
-                    sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
+    again = Session(
+        boto_session=services.session(),
+        sagemaker_client=object(),
+        sagemaker_runtime_client=object(),
+        sagemaker_featurestore_runtime_client=object(),
+        sagemaker_metrics_client=object(),
+    )
     assert again.default_bucket() == bucket
 
 
@@ -389,21 +469,27 @@ def _xml_safe(shape, depth=0):
     if kind == "string":
         return st.sampled_from(shape.enum) if shape.enum else st.text(_XML_TEXT, max_size=12)
     if kind == "timestamp":
-        return st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1),
-                            timezones=st.just(timezone.utc)).map(
-            lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
+        return st.datetimes(
+            min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)
+        ).map(lambda d: d.replace(microsecond=d.microsecond // 1000 * 1000))
     if kind in ("float", "double"):
         return st.floats(allow_nan=False, allow_infinity=False, width=64)
     if kind == "structure":
-        return st.fixed_dictionaries({}, optional={n: st.deferred(lambda m=m: _xml_safe(m, depth + 1))
-                                                   for n, m in shape.members.items()
-                                                   if depth < 4 and m.serialization.get("location") is None})
+        return st.fixed_dictionaries(
+            {},
+            optional={
+                n: st.deferred(lambda m=m: _xml_safe(m, depth + 1))
+                for n, m in shape.members.items()
+                if depth < 4 and m.serialization.get("location") is None
+            },
+        )
     if kind == "list":  # an empty flattened list has no XML form: it is absent
         low = 1 if shape.serialization.get("flattened") else 0
         return st.lists(_xml_safe(shape.member, depth + 1), min_size=low, max_size=3)
     if kind == "map":
-        return st.dictionaries(st.text(_XML_TEXT, min_size=1, max_size=5), _xml_safe(shape.value, depth + 1),
-                               max_size=2)
+        return st.dictionaries(
+            st.text(_XML_TEXT, min_size=1, max_size=5), _xml_safe(shape.value, depth + 1), max_size=2
+        )
     return for_shape(shape, depth)
 
 
@@ -419,20 +505,31 @@ def _comparable(value):
     return value
 
 
-_BODY_OPERATIONS = [("s3", "ListObjectsV2"), ("s3", "ListObjects"), ("s3", "ListBuckets"), ("s3", "DeleteObjects"),
-                    ("s3", "CompleteMultipartUpload"), ("s3", "CreateMultipartUpload"), ("iam", "GetRole"),
-                    ("sts", "GetCallerIdentity")]
+_BODY_OPERATIONS = [
+    ("s3", "ListObjectsV2"),
+    ("s3", "ListObjects"),
+    ("s3", "ListBuckets"),
+    ("s3", "DeleteObjects"),
+    ("s3", "CompleteMultipartUpload"),
+    ("s3", "CreateMultipartUpload"),
+    ("iam", "GetRole"),
+    ("sts", "GetCallerIdentity"),
+]
 
 
 @pytest.mark.parametrize("service, operation_name", _BODY_OPERATIONS)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 @given(data=st.data())
 def test_xml_answers_parse_back_to_the_values_written(service, operation_name, data):
     model = service_model(service).operation_model(operation_name)
     shape = model.output_shape
     value = data.draw(_xml_safe(shape))
     if service == "s3":
-        headers, body = xml_wire.rest_response(shape, value, "Root", "http://s3.amazonaws.com/doc/2006-03-01/")
+        headers, body = xml_wire.rest_response(
+            shape, value, "Root", "http://s3.amazonaws.com/doc/2006-03-01/"
+        )
         response = {"status_code": 200, "headers": headers, "body": body}
     else:
         body = xml_wire.query_response(model, value, "request-id", "https://example.com/doc/")
@@ -443,8 +540,9 @@ def test_xml_answers_parse_back_to_the_values_written(service, operation_name, d
 
 def test_an_answer_botocore_cannot_parse_becomes_internal_failure(services, s3, monkeypatch):
     api = services.apis["s3"]
-    monkeypatch.setattr(api, "handle", lambda region, model, request: (200, {"Content-Type": "application/xml"},
-                                                                       b"<not-xml"))
+    monkeypatch.setattr(
+        api, "handle", lambda region, model, request: (200, {"Content-Type": "application/xml"}, b"<not-xml")
+    )
     answer = error_of(s3.list_objects_v2, Bucket="bucket")
     assert (answer["Error"]["Code"], answer["ResponseMetadata"]["HTTPStatusCode"]) == ("InternalFailure", 500)
 

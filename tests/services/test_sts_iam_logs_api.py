@@ -10,10 +10,15 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from sagemaker_plans_local.domain.clock import VirtualClock
-from sagemaker_plans_local.domain.log_streams import (InvalidLogRequest, LogGroupAlreadyExists, LogGroupNotFound,
-                                                      LogStore, LogStreamNotFound)
+from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.sdk.major import logs_module, session_module
+from sagemaker_plans_local.services.logs.streams import (
+    InvalidLogRequest,
+    LogGroupAlreadyExists,
+    LogGroupNotFound,
+    LogStore,
+    LogStreamNotFound,
+)
 
 from . import ACCOUNT, START, Services
 
@@ -59,7 +64,9 @@ def test_every_role_exists(services):
     assert role["Arn"] == f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
     assert role["RoleName"] == "SageMakerRole" and role["Path"] == "/"
     assert role["CreateDate"] == START
-    assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {"Service": "sagemaker.amazonaws.com"}
+    assert role["AssumeRolePolicyDocument"]["Statement"][0]["Principal"] == {
+        "Service": "sagemaker.amazonaws.com"
+    }
     services.clock.advance(3600)
     assert iam.get_role(RoleName="SageMakerRole")["Role"]["CreateDate"] == START
     assert iam.get_role(RoleName="Other")["Role"]["CreateDate"] == START + timedelta(hours=1)
@@ -70,9 +77,11 @@ def test_iam_validates_like_aws_and_refuses_the_rest_with_501(services):
     iam = services.client("iam", config=Config(parameter_validation=False))
     invalid = error_of(iam.get_role, RoleName="bad name!")
     assert invalid["Error"]["Code"] == "ValidationError"
-    assert invalid["Error"]["Message"].startswith("1 validation error detected: Value 'bad name!' at 'roleName' "
-                                                  "failed to satisfy constraint: Member must satisfy regular "
-                                                  "expression pattern: ")
+    assert invalid["Error"]["Message"].startswith(
+        "1 validation error detected: Value 'bad name!' at 'roleName' "
+        "failed to satisfy constraint: Member must satisfy regular "
+        "expression pattern: "
+    )
     assert invalid["ResponseMetadata"]["HTTPStatusCode"] == 400
     missing = error_of(iam.get_role)
     assert "Member must not be null" in missing["Error"]["Message"]
@@ -83,15 +92,20 @@ def test_iam_validates_like_aws_and_refuses_the_rest_with_501(services):
 
 def test_sagemaker_expands_a_role_name_through_iam(services):
     session = session_module().Session(
-        boto_session=services.session(), sagemaker_client=object(), sagemaker_runtime_client=object(),
-        sagemaker_featurestore_runtime_client=object(), sagemaker_metrics_client=object())
+        boto_session=services.session(),
+        sagemaker_client=object(),
+        sagemaker_runtime_client=object(),
+        sagemaker_featurestore_runtime_client=object(),
+        sagemaker_metrics_client=object(),
+    )
     assert session.expand_role("SageMakerRole") == f"arn:aws:iam::{ACCOUNT}:role/SageMakerRole"
 
 
 def test_a_bug_answers_500_internal_failure_on_query_services(services, monkeypatch):
     sts = services.client("sts")
-    monkeypatch.setattr(services.apis["sts"], "_handlers",
-                        {"GetCallerIdentity": lambda region, params: 1 / 0})
+    monkeypatch.setattr(
+        services.apis["sts"], "_handlers", {"GetCallerIdentity": lambda region, params: 1 / 0}
+    )
     answer = error_of(sts.get_caller_identity)
     assert (answer["Error"]["Code"], answer["ResponseMetadata"]["HTTPStatusCode"]) == ("InternalFailure", 500)
 
@@ -101,8 +115,10 @@ def test_a_bug_answers_500_internal_failure_on_query_services(services, monkeypa
 
 def test_missing_group_and_stream(logs):
     missing = error_of(logs.describe_log_streams, logGroupName=GROUP)
-    assert missing["Error"] == {"Code": "ResourceNotFoundException",
-                                "Message": "The specified log group does not exist."}
+    assert missing["Error"] == {
+        "Code": "ResourceNotFoundException",
+        "Message": "The specified log group does not exist.",
+    }
     with pytest.raises(logs.exceptions.ResourceNotFoundException):
         logs.get_log_events(logGroupName=GROUP, logStreamName="job/algo-1")
     logs.create_log_group(logGroupName=GROUP)
@@ -119,8 +135,11 @@ def test_put_and_read_events(services, logs):
     logs.create_log_group(logGroupName="app")
     logs.create_log_stream(logGroupName="app", logStreamName="main")
     base = int(START.timestamp() * MS)
-    logs.put_log_events(logGroupName="app", logStreamName="main",
-                        logEvents=[{"timestamp": base + i, "message": f"line {i}"} for i in range(5)])
+    logs.put_log_events(
+        logGroupName="app",
+        logStreamName="main",
+        logEvents=[{"timestamp": base + i, "message": f"line {i}"} for i in range(5)],
+    )
     answer = logs.get_log_events(logGroupName="app", logStreamName="main", startFromHead=True, limit=3)
     assert [e["message"] for e in answer["events"]] == ["line 0", "line 1", "line 2"]
     assert answer["events"][0] == {"timestamp": base, "message": "line 0", "ingestionTime": base}
@@ -132,33 +151,45 @@ def test_put_and_read_events(services, logs):
     assert [e["message"] for e in tail["events"]] == ["line 3", "line 4"]
     back = logs.get_log_events(logGroupName="app", logStreamName="main", nextToken=tail["nextBackwardToken"])
     assert [e["message"] for e in back["events"]] == ["line 0", "line 1", "line 2"]
-    window = logs.get_log_events(logGroupName="app", logStreamName="main", startTime=base + 1, endTime=base + 3,
-                                 startFromHead=True)
+    window = logs.get_log_events(
+        logGroupName="app", logStreamName="main", startTime=base + 1, endTime=base + 3, startFromHead=True
+    )
     assert [e["message"] for e in window["events"]] == ["line 1", "line 2"]
-    out_of_order = error_of(logs.put_log_events, logGroupName="app", logStreamName="main",
-                            logEvents=[{"timestamp": base + 10, "message": "b"}, {"timestamp": base, "message": "a"}])
+    out_of_order = error_of(
+        logs.put_log_events,
+        logGroupName="app",
+        logStreamName="main",
+        logEvents=[{"timestamp": base + 10, "message": "b"}, {"timestamp": base, "message": "a"}],
+    )
     assert out_of_order["Error"]["Code"] == "InvalidParameterException"
-    bad_token = error_of(logs.get_log_events, logGroupName="app", logStreamName="main", nextToken="f/nonsense")
+    bad_token = error_of(
+        logs.get_log_events, logGroupName="app", logStreamName="main", nextToken="f/nonsense"
+    )
     assert bad_token["Error"]["Code"] == "InvalidParameterException"
 
 
 def test_describe_log_streams_orders_and_pages(services, logs):
     for index, name in enumerate(["job-b/algo-1-1", "job-a/algo-2-1", "job-a/algo-1-1", "other/x"]):
         services.logs.append(GROUP, name, START + timedelta(seconds=10 - index), f"from {name}")
-    answer = logs.describe_log_streams(logGroupName=GROUP, logStreamNamePrefix="job-a/", orderBy="LogStreamName",
-                                       limit=1)
+    answer = logs.describe_log_streams(
+        logGroupName=GROUP, logStreamNamePrefix="job-a/", orderBy="LogStreamName", limit=1
+    )
     assert [s["logStreamName"] for s in answer["logStreams"]] == ["job-a/algo-1-1"]
     stream = answer["logStreams"][0]
     assert stream["arn"] == f"arn:aws:logs:us-east-1:{ACCOUNT}:log-group:{GROUP}:log-stream:job-a/algo-1-1"
-    assert stream["firstEventTimestamp"] == stream["lastEventTimestamp"] == int(START.timestamp() * MS) + 8 * MS
-    following = logs.describe_log_streams(logGroupName=GROUP, logStreamNamePrefix="job-a/",
-                                          nextToken=answer["nextToken"], limit=1)
+    assert (
+        stream["firstEventTimestamp"] == stream["lastEventTimestamp"] == int(START.timestamp() * MS) + 8 * MS
+    )
+    following = logs.describe_log_streams(
+        logGroupName=GROUP, logStreamNamePrefix="job-a/", nextToken=answer["nextToken"], limit=1
+    )
     assert [s["logStreamName"] for s in following["logStreams"]] == ["job-a/algo-2-1"]
     assert "nextToken" not in following
     latest = logs.describe_log_streams(logGroupName=GROUP, orderBy="LastEventTime", descending=True)
     assert [s["logStreamName"] for s in latest["logStreams"]][0] == "job-b/algo-1-1"
-    refused = error_of(logs.describe_log_streams, logGroupName=GROUP, orderBy="LastEventTime",
-                       logStreamNamePrefix="job")
+    refused = error_of(
+        logs.describe_log_streams, logGroupName=GROUP, orderBy="LastEventTime", logStreamNamePrefix="job"
+    )
     assert refused["Error"]["Code"] == "InvalidParameterException"
 
 
@@ -167,8 +198,10 @@ def test_logs_validates_like_aws(services):
     answer = error_of(logs.get_log_events, logGroupName="bad group!", logStreamName="s", limit=0)
     assert answer["Error"]["Code"] == "InvalidParameterException"
     assert answer["Error"]["Message"].startswith("2 validation errors detected: ")
-    assert "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1" \
+    assert (
+        "Value '0' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1"
         in answer["Error"]["Message"]
+    )
     assert error_of(logs.describe_log_groups)["Error"]["Code"] == "NotImplemented"
 
 
@@ -225,7 +258,11 @@ def test_store_orders_by_timestamp_and_caps_a_page_at_1_mb():
     store.append("g", "s", 3000, "third")
     store.append("g", "s", 1000, "first")
     store.append("g", "s", 2000, "second")
-    assert [e.message for e in store.events("g", "s", start_from_head=True)[0]] == ["first", "second", "third"]
+    assert [e.message for e in store.events("g", "s", start_from_head=True)[0]] == [
+        "first",
+        "second",
+        "third",
+    ]
     big = "x" * 400_000
     for i in range(5):
         store.append("g", "big", 10_000 + i, big)

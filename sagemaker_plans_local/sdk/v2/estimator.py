@@ -7,13 +7,14 @@ from typing import Any
 import sagemaker.estimator
 import sagemaker.session
 
-from .session import default_session
+from sagemaker_plans_local.sdk.v2.session import default_session
 
 
 class Estimator(sagemaker.estimator.Estimator):
     """The SDK's generic Estimator; without ``sagemaker_session`` it gets the process's shared
     local session (``default_session()``; a new AWS session when ``SAGEMAKER_PLANS_LOCAL=0``)."""
 
-    def __init__(self, *args: Any, sagemaker_session: sagemaker.session.Session | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, sagemaker_session: sagemaker.session.Session | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, sagemaker_session=sagemaker_session or default_session(), **kwargs)

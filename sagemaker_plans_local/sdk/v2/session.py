@@ -7,12 +7,12 @@ from typing import Any
 
 import sagemaker.session
 
-from ...backend import LocalBackend
-from .. import routing
-from ..default_backend import KnownDefaults, default_backend
-from ..flag import local_by_default
-from ..plan_methods import PlanMethods
-from . import waits
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.default_backend import KnownDefaults, default_backend
+from sagemaker_plans_local.sdk.flag import local_by_default
+from sagemaker_plans_local.sdk.plan_methods import PlanMethods
+from sagemaker_plans_local.sdk.v2 import waits
 
 
 class Session(KnownDefaults, PlanMethods, sagemaker.session.Session):

@@ -21,9 +21,9 @@ from types import ModuleType
 
 import sagemaker.session as sdk_session
 
-from ...backend import LocalBackend
-from .. import local_waits, remote_executor, routing, telemetry
-from ..post_import import when_imported
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk import local_waits, remote_executor, routing, telemetry
+from sagemaker_plans_local.sdk.post_import import when_imported
 
 _lock = threading.Lock()
 _installed = False

@@ -22,7 +22,7 @@ import sys
 import threading
 from typing import Any, Iterator
 
-from ...backend import EMULATED_SERVICES, LocalBackend
+from sagemaker_plans_local.backend import EMULATED_SERVICES, LocalBackend
 
 _UNIQUE_ID = "sagemaker-plans-local-cached-client"
 _lock = threading.Lock()
@@ -51,7 +51,9 @@ def cached_clients() -> list:
 
     with _ClientCacheMeta._lock:
         holders = list(_ClientCacheMeta._instances.get(SageMakerClient, {}).values())
-    clients = [getattr(holder, name) for holder in holders for name in vars(holder) if name.endswith("_client")]
+    clients = [
+        getattr(holder, name) for holder in holders for name in vars(holder) if name.endswith("_client")
+    ]
     logs = SingletonMeta._instances.get(CloudWatchLogsClient)
     if logs is not None and logs.client is not None:
         clients.append(logs.client)

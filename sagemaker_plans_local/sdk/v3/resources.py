@@ -22,10 +22,10 @@ from datetime import timedelta
 from sagemaker.core import resources
 from sagemaker.core.utils.exceptions import FailedStatusError, TimeoutExceededError
 
-from ...backend import LocalBackend
-from .. import routing
-from ..local_waits import LOG_FLUSH_SECONDS
-from ...domain.statuses import FINISHED_JOB_STATUSES as _ENDED
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.local_waits import LOG_FLUSH_SECONDS
+from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 _lock = threading.Lock()
 _installed = False
@@ -67,7 +67,9 @@ def _install_status_wait(class_name: str, status_attribute: str, reason_attribut
         backend = routing.backend_for(self._session)
         if backend is None:
             return original(self, target_status, poll=poll, timeout=timeout)
-        return wait_for_status_locally(self, backend, target_status, timeout, status_attribute, reason_attribute)
+        return wait_for_status_locally(
+            self, backend, target_status, timeout, status_attribute, reason_attribute
+        )
 
     cls.wait_for_status = wait_for_status
 
@@ -93,13 +95,22 @@ def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs:
                 raise FailedStatusError(resource_type="TrainingJob", status=status, reason=job.failure_reason)
             return
         if deadline is not None and backend.clock.now() >= deadline:
-            raise TimeoutExceededError(resource_type="TrainingJob", status=status, message=(
-                "Your training job is still running. Call .refresh() to check its current status."))
+            raise TimeoutExceededError(
+                resource_type="TrainingJob",
+                status=status,
+                message=("Your training job is still running. Call .refresh() to check its current status."),
+            )
         backend.step_training_job(job.get_name(), region=region, max_wait=LOG_FLUSH_SECONDS)
 
 
-def wait_for_status_locally(resource, backend: LocalBackend, target_status: str, timeout: int | None,
-                            status_attribute: str, reason_attribute: str | None) -> None:
+def wait_for_status_locally(
+    resource,
+    backend: LocalBackend,
+    target_status: str,
+    timeout: int | None,
+    status_attribute: str,
+    reason_attribute: str | None,
+) -> None:
     """``<Resource>.wait_for_status`` on ``backend``: wait for each next change of its clock."""
     kind = type(resource).__name__
     deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
@@ -135,8 +146,10 @@ class _LogReader:
     def _streams(self) -> list[str]:
         try:
             pages = self._logs.get_paginator("describe_log_streams").paginate(
-                logGroupName="/aws/sagemaker/TrainingJobs", logStreamNamePrefix=self._prefix,
-                orderBy="LogStreamName")
+                logGroupName="/aws/sagemaker/TrainingJobs",
+                logStreamNamePrefix=self._prefix,
+                orderBy="LogStreamName",
+            )
             return [stream["logStreamName"] for page in pages for stream in page["logStreams"]]
         except self._logs.exceptions.ResourceNotFoundException:
             return []
@@ -145,8 +158,11 @@ class _LogReader:
         while True:
             token = self._tokens.get(stream)
             response = self._logs.get_log_events(
-                logGroupName="/aws/sagemaker/TrainingJobs", logStreamName=stream, startFromHead=True,
-                **({"nextToken": token} if token else {}))
+                logGroupName="/aws/sagemaker/TrainingJobs",
+                logStreamName=stream,
+                startFromHead=True,
+                **({"nextToken": token} if token else {}),
+            )
             self._tokens[stream] = response["nextForwardToken"]
             if not response["events"]:
                 return

@@ -6,11 +6,11 @@ from typing import Any
 
 from sagemaker.core.helper.session_helper import Session as CoreSession
 
-from ...backend import LocalBackend
-from .. import routing
-from ..default_backend import KnownDefaults
-from ..plan_methods import PlanMethods
-from . import waits
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk import routing
+from sagemaker_plans_local.sdk.default_backend import KnownDefaults
+from sagemaker_plans_local.sdk.plan_methods import PlanMethods
+from sagemaker_plans_local.sdk.v3 import waits
 
 
 class Session(KnownDefaults, PlanMethods, CoreSession):

@@ -17,9 +17,9 @@ from __future__ import annotations
 import threading
 from types import ModuleType
 
-from .. import local_waits, remote_executor, routing, telemetry
-from ..post_import import when_imported
-from . import resources
+from sagemaker_plans_local.sdk import local_waits, remote_executor, routing, telemetry
+from sagemaker_plans_local.sdk.post_import import when_imported
+from sagemaker_plans_local.sdk.v3 import resources
 
 _lock = threading.Lock()
 _installed = False
@@ -39,5 +39,8 @@ def install() -> None:
 
 def _patch_remote_function_wait(remote_job: ModuleType) -> None:
     routing.route_remote_function_wait(
-        remote_job, lambda session, backend, job_name, wait:
-        local_waits.logs_for_job(session, backend, job_name, remote_job, wait))
+        remote_job,
+        lambda session, backend, job_name, wait: local_waits.logs_for_job(
+            session, backend, job_name, remote_job, wait
+        ),
+    )

@@ -1,4 +1,5 @@
 """Reads the checkpoints it finds and writes a new one; exits with the code given as --exit."""
+
 import argparse
 import os
 import sys

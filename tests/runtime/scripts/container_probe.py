@@ -1,4 +1,5 @@
 """A ContainerEntrypoint job's program: records what the container sees into /opt/ml/model/seen.json."""
+
 import getpass
 import json
 import os
@@ -12,9 +13,23 @@ seen = {
     "user": getpass.getuser(),
     "prefix": sys.prefix,
     "on_path": {name: shutil.which(name) for name in ("python", "python3", "pip", "pip3")},
-    "env": {k: v for k, v in os.environ.items()
-            if k.startswith(("SM_", "SAGEMAKER_", "TRAINING_JOB", "AWS_", "MY_", "CURRENT_HOST",
-                             "USER", "LOGNAME", "PYTHONPATH"))},
+    "env": {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(
+            (
+                "SM_",
+                "SAGEMAKER_",
+                "TRAINING_JOB",
+                "AWS_",
+                "MY_",
+                "CURRENT_HOST",
+                "USER",
+                "LOGNAME",
+                "PYTHONPATH",
+            )
+        )
+    },
     "resourceconfig": json.load(open("/opt/ml/input/config/resourceconfig.json")),
     "hyperparameters": json.load(open("/opt/ml/input/config/hyperparameters.json")),
     "train": sorted(os.listdir("/opt/ml/input/data/train")),

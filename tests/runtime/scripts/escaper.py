@@ -4,6 +4,7 @@ Each sleeper appends its pid to ``--pids``; then this script appends its own
 pid and its parent's, prints ``ready``, and exits after ``--stay`` seconds.
 ``--ignore-term``: the sleepers ignore SIGTERM (only SIGKILL ends them).
 """
+
 import argparse
 import os
 import signal

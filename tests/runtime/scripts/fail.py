@@ -1,4 +1,5 @@
 """Writes to stderr (many lines) and exits 3; with --failure-file, writes /opt/ml/output/failure too."""
+
 import os
 import sys
 

@@ -1,4 +1,5 @@
 """algo-2 fails at once when --fail-second is given; every other host sleeps (to be stopped)."""
+
 import os
 import sys
 import time

@@ -1,4 +1,5 @@
 """Prints 'ready' then sleeps; --ignore-term ignores SIGTERM; --save writes the model on SIGTERM."""
+
 import signal
 import sys
 import time

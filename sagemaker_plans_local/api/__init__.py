@@ -1,1 +1,0 @@
-"""API layer: model-driven validation, AWS errors, wire (de)serialization."""

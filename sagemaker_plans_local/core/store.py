@@ -1,0 +1,102 @@
+"""In-memory tables: the innermost layer, holding domain objects by key, with sorted indexes."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Callable, Generic, Iterator, Mapping, TypeVar
+
+from sortedcontainers import SortedList
+
+T = TypeVar("T")
+#: Where a row sits in an index: ``(sort value, insertion number)``; unique within the table.
+Position = tuple
+
+
+class Table(Generic[T]):
+    """Insertion-ordered records by unique key, with sorted indexes for listing.
+
+    ``indexes`` maps an index name to the sort value of a row; each index keeps
+    ``(value, insertion number)`` entries sorted, so a page is a bisect plus a
+    walk of the page. A row whose sort value changes must be ``reindex``-ed.
+    With ``fold_case`` keys are compared lower-cased (SageMaker's resource ids).
+    """
+
+    def __init__(
+        self, indexes: Mapping[str, Callable[[T], Any]] | None = None, fold_case: bool = False
+    ) -> None:
+        self._rows: dict[str, T] = {}
+        self._numbers: dict[str, int] = {}
+        self._keys: dict[int, str] = {}
+        self._counter = itertools.count()
+        self._fold = fold_case
+        self._value_of = dict(indexes or {})
+        self._indexes = {name: SortedList() for name in self._value_of}
+        self._entries: dict[str, dict[str, Position]] = {}
+
+    def _key(self, key: str) -> str:
+        return key.lower() if self._fold else key
+
+    def get(self, key: str) -> T | None:
+        return self._rows.get(self._key(key))
+
+    def __contains__(self, key: str) -> bool:
+        return self._key(key) in self._rows
+
+    def put(self, key: str, row: T) -> None:
+        key = self._key(key)
+        if key in self._rows:
+            self._unindex(key)
+        else:
+            number = next(self._counter)
+            self._numbers[key] = number
+            self._keys[number] = key
+        self._rows[key] = row
+        self._index(key)
+
+    def delete(self, key: str) -> None:
+        key = self._key(key)
+        if key not in self._rows:
+            return
+        self._unindex(key)
+        del self._rows[key], self._keys[self._numbers.pop(key)]
+
+    def reindex(self, key: str) -> None:
+        """Re-sort a row after a field one of its indexes sorts by has changed."""
+        key = self._key(key)
+        if key in self._rows:
+            self._unindex(key)
+            self._index(key)
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(list(self._rows.values()))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def scan(
+        self, index: str, descending: bool = False, after: Position | None = None
+    ) -> Iterator[tuple[Position, T]]:
+        """Rows in ``index`` order with their positions, starting after ``after`` (a bisect).
+
+        Raises TypeError (when iterated) if ``after`` does not compare with the index's values.
+        """
+        entries = self._indexes[index]
+        if after is None:
+            ordered = reversed(entries) if descending else iter(entries)
+        elif descending:
+            ordered = entries.irange(maximum=tuple(after), inclusive=(True, False), reverse=True)
+        else:
+            ordered = entries.irange(minimum=tuple(after), inclusive=(False, True))
+        for position in ordered:
+            yield position, self._rows[self._keys[position[1]]]
+
+    def _index(self, key: str) -> None:
+        row, number = self._rows[key], self._numbers[key]
+        entries = {name: (value_of(row), number) for name, value_of in self._value_of.items()}
+        for name, position in entries.items():
+            self._indexes[name].add(position)
+        self._entries[key] = entries
+
+    def _unindex(self, key: str) -> None:
+        for name, position in self._entries.pop(key, {}).items():
+            self._indexes[name].remove(position)

@@ -1,0 +1,252 @@
+"""Model-driven request validation with AWS's wording.
+
+Every constraint comes from the botocore shapes: ``required``, ``enum``,
+``min``/``max`` (string length, list/map size, numeric value) and ``pattern``.
+Each violation reads like AWS's::
+
+    Value 'ml.foo' at 'resourceConfig.instanceType' failed to satisfy constraint:
+    Member must satisfy enum value set: [...]
+
+(on one line).
+
+Paths:
+
+* structure members are lowerCamel (first letter lowercased), joined by ``.``:
+  ``resourceConfig.instanceType``;
+* list elements are ``<list>.<N>.member``, 1-based: ``vpcConfig.subnets.1.member``;
+* map values are ``<map>.<key>``: ``hyperParameters.epochs``; a bad map key is
+  reported at the map's own path, the key as the value, its failures wrapped as
+  ``Map keys must satisfy constraint: [<constraint>, ...]``.
+
+Violations come in path order: members by lowerCamel name, list elements by
+index, map entries by key; one value's failures in the order length/value,
+pattern, enum.  Values are rendered as AWS does: ``'text'``, ``'5'``,
+``'true'``, ``null``; lists and maps Java-style (``'[a, b]'``, ``'{k=v}'``),
+shortened when long.  A value of the wrong JSON type for its shape fails with
+``Member must be of type <shape type>`` (``string``, ``integer``, ``list``, ...);
+timestamps and blobs are expected decoded (``datetime``, ``bytes``, see
+:mod:`.wire`); members a structure does not define are not checked here.
+
+Patterns are Java regular expressions matched against the whole value in
+bounded time (:mod:`.patterns`); a value longer than its shape's ``max`` is
+reported for its length alone (its pattern is not tried).  An explicit ``null`` is reported as
+``Member must not be null`` wherever it stands (AWS's wording for a missing
+required member); unknown members never reach validation (:mod:`.wire`
+refuses them).
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Callable
+
+from botocore.model import OperationModel, Shape
+
+from sagemaker_plans_local.protocol.errors import constraint_violations
+from sagemaker_plans_local.protocol.patterns import matcher
+
+_Check = Callable[[Any, str, list], None]
+_Rule = tuple[Callable[[Any], bool], str]
+
+_MAX_RENDERED = 100
+_NUMBERS = ("integer", "long", "float", "double")
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "long": (int,),
+    "float": (int, float),
+    "double": (int, float),
+    "boolean": (bool,),
+    "timestamp": (datetime.datetime,),
+    "blob": (bytes, bytearray),
+    "list": (list, tuple),
+    "map": (dict,),
+    "structure": (dict,),
+}
+
+
+def _java_string(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_java_string(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{key}={_java_string(item)}" for key, item in value.items()) + "}"
+    if isinstance(value, datetime.datetime):
+        return value.isoformat()
+    return str(value)
+
+
+def _render(value: Any) -> str:
+    if value is None:
+        return "null"
+    text = _java_string(value)
+    if isinstance(value, (list, tuple, dict)) and len(text) > _MAX_RENDERED:
+        text = text[: _MAX_RENDERED - 3] + "..."
+    return f"'{text}'"
+
+
+def _message(value: Any, path: str, constraint: str) -> str:
+    return f"Value {_render(value)} at '{path}' failed to satisfy constraint: {constraint}"
+
+
+def _lower_camel(name: str) -> str:
+    return name[:1].lower() + name[1:]
+
+
+def _child(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[_Rule]:
+    low, high = shape.metadata.get("min"), shape.metadata.get("max")
+    rules: list[_Rule] = []
+    if low is not None:
+        rules.append(
+            (lambda value: size(value) < low, f"Member must have {noun} greater than or equal to {low}")
+        )
+    if high is not None:
+        rules.append(
+            (lambda value: size(value) > high, f"Member must have {noun} less than or equal to {high}")
+        )
+    return rules
+
+
+def _rules(shape: Shape) -> list[_Rule]:
+    """The value constraints of ``shape`` as (fails, wording) pairs."""
+    if shape.type_name in _NUMBERS:
+        return _bounds(shape, lambda value: value, "value")
+    if shape.type_name not in ("string", "blob", "list", "map"):
+        return []
+    rules = _bounds(shape, len, "length")
+    pattern = shape.metadata.get("pattern")
+    if pattern is not None and shape.type_name == "string":
+        matches, longest = matcher(pattern), shape.metadata.get("max", float("inf"))
+        rules.append(
+            (
+                lambda value: len(value) <= longest and not matches(value),
+                f"Member must satisfy regular expression pattern: {pattern}",
+            )
+        )
+    enum = shape.metadata.get("enum")
+    if enum:
+        allowed, listed = frozenset(enum), ", ".join(enum)
+        rules.append((lambda value: value not in allowed, f"Member must satisfy enum value set: [{listed}]"))
+    return rules
+
+
+def _type_check(shape: Shape) -> Callable[[Any], bool]:
+    """A predicate telling whether a value has the Python type ``shape`` expects."""
+    kinds = _PYTHON_TYPES.get(shape.type_name, (object,))
+    if shape.type_name in _NUMBERS:
+        return lambda value: isinstance(value, kinds) and not isinstance(value, bool)
+    return lambda value: isinstance(value, kinds)
+
+
+_CHECKERS: dict[tuple[Any, str], _Check] = {}
+
+
+def _checker(shape: Shape) -> _Check:
+    """The cached checker for ``shape``, keyed by its resolver and name."""
+    key = (shape._shape_resolver, shape.name)
+    check = _CHECKERS.get(key)
+    if check is None:
+        check = _CHECKERS[key] = _build(shape)
+    return check
+
+
+def _build(shape: Shape) -> _Check:
+    is_typed = _type_check(shape)
+    type_failure = f"Member must be of type {shape.type_name}"
+    rules = _rules(shape)
+    walk = {"structure": _structure_walker, "list": _list_walker, "map": _map_walker}.get(shape.type_name)
+    walk_children = walk(shape) if walk else None
+
+    def check(value: Any, path: str, out: list) -> None:
+        if not is_typed(value):
+            out.append(_message(value, path, type_failure))
+            return
+        for fails, wording in rules:
+            if fails(value):
+                out.append(_message(value, path, wording))
+        if walk_children is not None:
+            walk_children(value, path, out)
+
+    return check
+
+
+def _structure_walker(shape: Shape) -> _Check:
+    members: list[tuple[str, str, bool, _Check]] | None = None
+
+    def walk(value: dict, path: str, out: list) -> None:
+        nonlocal members
+        if members is None:
+            required = set(shape.required_members)
+            members = [
+                (name, _lower_camel(name), name in required, _checker(member))
+                for name, member in sorted(shape.members.items(), key=lambda item: _lower_camel(item[0]))
+            ]
+        for name, lower, required, check in members:
+            item = value.get(name)
+            if item is not None:
+                check(item, _child(path, lower), out)
+            elif required or name in value:
+                out.append(_message(None, _child(path, lower), "Member must not be null"))
+
+    return walk
+
+
+def _list_walker(shape: Shape) -> _Check:
+    check: _Check | None = None
+
+    def walk(value: list, path: str, out: list) -> None:
+        nonlocal check
+        check = check or _checker(shape.member)
+        for index, item in enumerate(value, 1):
+            item_path = f"{path}.{index}.member"
+            if item is None:
+                out.append(_message(None, item_path, "Member must not be null"))
+            else:
+                check(item, item_path, out)
+
+    return walk
+
+
+def _map_walker(shape: Shape) -> _Check:
+    key_rules: list[_Rule] | None = None
+    check: _Check | None = None
+
+    def walk(value: dict, path: str, out: list) -> None:
+        nonlocal key_rules, check
+        if check is None:
+            key_rules, check = _rules(shape.key), _checker(shape.value)
+        for key in sorted(value):
+            failures = [wording for fails, wording in key_rules if fails(key)]
+            if failures:
+                out.append(_message(key, path, f"Map keys must satisfy constraint: [{', '.join(failures)}]"))
+            item, item_path = value[key], f"{path}.{key}"
+            if item is None:
+                out.append(_message(None, item_path, "Member must not be null"))
+            else:
+                check(item, item_path, out)
+
+    return walk
+
+
+def violations(shape: Shape, value: Any, path: str = "") -> list[str]:
+    """Every constraint violation in ``value`` (a decoded request) against ``shape``, in path order."""
+    out: list[str] = []
+    _checker(shape)(value, path, out)
+    return out
+
+
+def validate_request(operation_model: OperationModel, params: dict) -> None:
+    """Raise AWS's ``ValidationException`` if ``params`` violate the operation's input shape."""
+    shape = operation_model.input_shape
+    if shape is None:
+        return
+    problems = violations(shape, params)
+    if problems:
+        raise constraint_violations(problems)

@@ -1,0 +1,1 @@
+"""One folder per emulated service: its API handlers and its own state."""

@@ -1,0 +1,1 @@
+"""IAM and STS: the query API for roles, caller identity and policy simulation."""

@@ -1,0 +1,1 @@
+"""CloudWatch Logs: the JSON API and the log streams."""

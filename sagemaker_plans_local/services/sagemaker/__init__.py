@@ -1,0 +1,1 @@
+"""SageMaker: training jobs, warm pools, training plans and capacity, HyperPod clusters, tags."""

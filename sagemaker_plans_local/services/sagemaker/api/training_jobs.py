@@ -1,0 +1,168 @@
+"""SageMaker training-job operations: requests in, model-shaped responses out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sagemaker_plans_local.emulation import Region
+from sagemaker_plans_local.protocol.pagination import indexed_page, within
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+
+_model = service_model()
+#: Members a job echoes back in DescribeTrainingJob exactly as it was created (from the model).
+ECHOED = tuple(
+    name
+    for name in _model.shape_for("CreateTrainingJobRequest").members
+    if name in _model.shape_for("DescribeTrainingJobResponse").members
+)
+#: Flags AWS always reports, false when the request left them out.
+DEFAULT_FLAGS = (
+    "EnableNetworkIsolation",
+    "EnableInterContainerTrafficEncryption",
+    "EnableManagedSpotTraining",
+)
+DEFAULT_STOPPING_CONDITION = {"MaxRuntimeInSeconds": 86400}
+
+
+def model_artifacts_uri(job: TrainingJob) -> str:
+    """``model.tar.gz`` under the job's output prefix; the ``model/`` prefix for an uncompressed model."""
+    config = job.spec["OutputDataConfig"]
+    output = config["S3OutputPath"].rstrip("/")
+    model = "model/" if config.get("CompressionType") == "NONE" else "model.tar.gz"
+    return f"{output}/{job.name}/output/{model}"
+
+
+def warm_pool_status(job: TrainingJob) -> dict | None:
+    view = job.warm_pool
+    if view is None:
+        return None
+    return {
+        "Status": view.status.value,
+        "ResourceRetainedBillableTimeInSeconds": view.retained_seconds,
+        "ReusedByJob": view.reused_by,
+    }
+
+
+def describe(job: TrainingJob) -> dict:
+    """The DescribeTrainingJob response for ``job``."""
+    response: dict[str, Any] = {name: job.spec[name] for name in ECHOED if name in job.spec}
+    for flag in DEFAULT_FLAGS:
+        response.setdefault(flag, False)
+    response.setdefault("StoppingCondition", DEFAULT_STOPPING_CONDITION)
+    training_seconds = job.training_seconds
+    response.update(
+        TrainingJobName=job.name,
+        TrainingJobArn=job.arn,
+        ModelArtifacts={"S3ModelArtifacts": model_artifacts_uri(job)},
+        TrainingJobStatus=job.status.value,
+        SecondaryStatus=job.secondary_status.value,
+        FailureReason=job.failure_reason,
+        WarmPoolStatus=warm_pool_status(job),
+        CreationTime=job.created_at,
+        TrainingStartTime=job.training_start,
+        TrainingEndTime=job.training_end,
+        LastModifiedTime=job.last_modified,
+        SecondaryStatusTransitions=[
+            {"Status": t.status.value, "StartTime": t.start, "EndTime": t.end, "StatusMessage": t.message}
+            for t in job.transitions
+        ],
+        TrainingTimeInSeconds=training_seconds,
+        BillableTimeInSeconds=training_seconds,
+    )
+    return response
+
+
+def summary(job: TrainingJob) -> dict:
+    return {
+        "TrainingJobName": job.name,
+        "TrainingJobArn": job.arn,
+        "CreationTime": job.created_at,
+        "TrainingEndTime": job.training_end,
+        "LastModifiedTime": job.last_modified,
+        "TrainingJobStatus": job.status.value,
+        "SecondaryStatus": job.secondary_status.value,
+        "WarmPoolStatus": warm_pool_status(job),
+        "TrainingPlanArn": job.resource_config.get("TrainingPlanArn"),
+    }
+
+
+def create_training_job(region: Region, params: dict) -> dict:
+    job = region.training_jobs.create(params)
+    return {"TrainingJobArn": job.arn}
+
+
+def describe_training_job(region: Region, params: dict) -> dict:
+    return describe(region.training_jobs.get(params["TrainingJobName"]))
+
+
+def stop_training_job(region: Region, params: dict) -> dict:
+    region.training_jobs.stop(params["TrainingJobName"])
+    return {}
+
+
+def delete_training_job(region: Region, params: dict) -> dict:
+    region.training_jobs.delete(params["TrainingJobName"])
+    return {}
+
+
+def update_training_job(region: Region, params: dict) -> dict:
+    jobs = region.training_jobs
+    name = params["TrainingJobName"]
+    job = jobs.get(name)
+    keep_alive = (params.get("ResourceConfig") or {}).get("KeepAlivePeriodInSeconds")
+    if keep_alive is not None:
+        jobs.update_keep_alive(name, keep_alive)
+    for member in ("ProfilerConfig", "ProfilerRuleConfigurations", "RemoteDebugConfig"):
+        if member in params:
+            job.spec[member] = params[member]
+    jobs.touch(name)
+    return {"TrainingJobArn": job.arn}
+
+
+#: The job-table index behind each SortBy value.
+_SORT_INDEXES = {"Name": "name", "CreationTime": "created", "Status": "status"}
+
+
+def _matches(job: TrainingJob, params: dict) -> bool:
+    if "NameContains" in params and params["NameContains"] not in job.name:
+        return False
+    if "StatusEquals" in params and job.status != params["StatusEquals"]:
+        return False
+    if not (
+        within(job.created_at, params, "CreationTime")
+        and within(job.last_modified, params, "LastModifiedTime")
+    ):
+        return False
+    if "WarmPoolStatusEquals" in params and (
+        job.warm_pool is None or job.warm_pool.status != params["WarmPoolStatusEquals"]
+    ):
+        return False
+    if "TrainingPlanArnEquals" in params and (
+        job.resource_config.get("TrainingPlanArn") != params["TrainingPlanArnEquals"]
+    ):
+        return False
+    return True
+
+
+def list_training_jobs(region: Region, params: dict) -> dict:
+    """``MaxResults`` jobs are taken in sort order, then filtered (the operation's documentation)."""
+    chunk, token = indexed_page(
+        region.training_jobs.scan,
+        params,
+        _SORT_INDEXES,
+        "CreationTime",
+        lambda job: _matches(job, params),
+        evaluate_first=True,
+    )
+    return {"TrainingJobSummaries": [summary(job) for job in chunk], "NextToken": token}
+
+
+HANDLERS = {
+    "CreateTrainingJob": create_training_job,
+    "DescribeTrainingJob": describe_training_job,
+    "ListTrainingJobs": list_training_jobs,
+    "StopTrainingJob": stop_training_job,
+    "UpdateTrainingJob": update_training_job,
+    "DeleteTrainingJob": delete_training_job,
+}

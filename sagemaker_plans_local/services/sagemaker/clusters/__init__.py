@@ -1,0 +1,1 @@
+"""HyperPod clusters, instance groups and nodes. Plain Python, no boto3."""

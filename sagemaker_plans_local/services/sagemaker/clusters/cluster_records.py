@@ -1,0 +1,69 @@
+"""HyperPod cluster records: a cluster, its instance groups and their plan consumer keys."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Iterator
+
+import attrs
+
+from sagemaker_plans_local.core.clock import Event
+from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import Node
+from sagemaker_plans_local.services.sagemaker.plans.training_plans import TrainingPlan
+from sagemaker_plans_local.services.sagemaker.statuses import ClusterStatus, InstanceGroupStatus
+
+
+@attrs.define(eq=False)
+class InstanceGroup:
+    """One instance group: its request (echoed), its plan and its nodes."""
+
+    name: str
+    spec: dict
+    plan: TrainingPlan | None
+    status: InstanceGroupStatus = InstanceGroupStatus.CREATING
+    nodes: list[Node] = attrs.Factory(list)
+
+    @property
+    def instance_type(self) -> str:
+        return self.spec["InstanceType"]
+
+    @property
+    def instance_count(self) -> int:
+        return self.spec["InstanceCount"]
+
+    @property
+    def current_count(self) -> int:
+        return len(self.nodes)
+
+    @property
+    def training_plan_arn(self) -> str | None:
+        return self.plan.arn if self.plan is not None else None
+
+
+@attrs.define(eq=False)
+class Cluster:
+    """One HyperPod cluster."""
+
+    name: str
+    arn: str
+    created_at: datetime
+    sequence: int
+    settings: dict
+    groups: dict[str, InstanceGroup] = attrs.Factory(dict)
+    status: ClusterStatus = ClusterStatus.CREATING
+    last_modified: datetime | None = None
+    events: list[Event] = attrs.Factory(list)
+
+    @property
+    def training_plan_arns(self) -> list[str]:
+        """The plans of the cluster's groups, in group order, each once."""
+        arns = [group.plan.arn for group in self.groups.values() if group.plan is not None]
+        return list(dict.fromkeys(arns))
+
+    def nodes(self) -> Iterator[Node]:
+        for group in self.groups.values():
+            yield from group.nodes
+
+
+def consumer_key(cluster: Cluster, group: InstanceGroup) -> str:
+    return f"cluster:{cluster.name}/{group.name}"

@@ -1,0 +1,62 @@
+"""CreateTrainingJob's service rules beyond the shape model, and the quota error."""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from sagemaker_plans_local.core.errors import InvalidRequest, LimitExceeded
+from sagemaker_plans_local.core.settings import Settings
+
+
+def check_create_rules(spec: Mapping, settings: Settings) -> None:
+    """Service rules on CreateTrainingJob beyond what the shape model says."""
+    resources = spec.get("ResourceConfig")
+    if not spec.get("AlgorithmSpecification"):
+        raise InvalidRequest("AlgorithmSpecification is required for a training job.")
+    algorithm = spec["AlgorithmSpecification"]
+    if not (algorithm.get("TrainingImage") or algorithm.get("AlgorithmName")):
+        raise InvalidRequest(
+            "Either TrainingImage or AlgorithmName must be specified in AlgorithmSpecification."
+        )
+    if resources is None:
+        raise InvalidRequest("ResourceConfig is required for a training job.")
+    groups = resources.get("InstanceGroups")
+    if groups:
+        if "InstanceType" in resources or "InstanceCount" in resources:
+            raise InvalidRequest(
+                "InstanceType and InstanceCount cannot be specified together "
+                "with InstanceGroups in ResourceConfig."
+            )
+    elif "InstanceType" not in resources or "InstanceCount" not in resources:
+        raise InvalidRequest(
+            "ResourceConfig must specify InstanceType and InstanceCount when InstanceGroups is not specified."
+        )
+    keep_alive = resources.get("KeepAlivePeriodInSeconds") or 0
+    check_keep_alive(keep_alive, settings)
+    if keep_alive:
+        if spec.get("EnableManagedSpotTraining"):
+            raise InvalidRequest(
+                "Managed warm pools (KeepAlivePeriodInSeconds) are not supported with managed spot training."
+            )
+        if groups:
+            raise InvalidRequest(
+                "Managed warm pools (KeepAlivePeriodInSeconds) are not "
+                "supported with heterogeneous clusters (InstanceGroups)."
+            )
+
+
+def check_keep_alive(seconds: int, settings: Settings) -> None:
+    limit = settings.max_keep_alive_seconds
+    if seconds > limit:
+        raise InvalidRequest(
+            f"KeepAlivePeriodInSeconds {seconds} exceeds the maximum allowed value of {limit} seconds."
+        )
+
+
+def limit_exceeded(instance_type: str, limit: int, used: int, delta: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"The account-level service limit '{instance_type} for training job usage' is "
+        f"{limit} Instances, with current utilization of {used} Instances and a request "
+        f"delta of {delta} Instances. Please use AWS Service Quotas to request an increase "
+        "for this quota."
+    )

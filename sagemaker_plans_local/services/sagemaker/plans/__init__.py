@@ -1,0 +1,1 @@
+"""Training plans, offerings, reserved capacity and the capacity inventory. Plain Python, no boto3."""

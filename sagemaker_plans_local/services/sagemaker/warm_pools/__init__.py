@@ -1,0 +1,1 @@
+"""Managed warm pools: keep-alive, matching and reuse. Plain Python, no boto3."""
