@@ -19,7 +19,7 @@ from sagemaker_plans_local.protocol.errors import validation_error
 INVALID_TOKEN = "Invalid pagination token: the NextToken is not valid for this request."
 DEFAULT_MAX_RESULTS = 10
 #: ``scan(index, descending, after)``: rows with their positions, in index order, after ``after``.
-Scan = Callable[[str, bool, "list | None"], Iterator[tuple[Any, Any]]]
+Scan = Callable[[str, bool, "tuple | None"], Iterator[tuple[Any, Any]]]
 
 
 def fingerprint(query: Any) -> str:
@@ -53,8 +53,8 @@ def _list_query(params: dict, descending: bool, **extra: str) -> dict:
     return query
 
 
-def _resume_position(params: dict, query_fingerprint: str) -> list | None:
-    """The ``[sort value, tiebreak]`` a NextToken resumes after (None without a token)."""
+def _resume_position(params: dict, query_fingerprint: str) -> tuple | None:
+    """The ``(sort value, tiebreak)`` a NextToken resumes after (None without a token)."""
     token = params.get("NextToken")
     if not token:
         return None
@@ -68,14 +68,15 @@ def _resume_position(params: dict, query_fingerprint: str) -> list | None:
         and not isinstance(position[1], bool)
     ):
         raise validation_error(INVALID_TOKEN)
-    return position
+    return tuple(position)
 
 
 def take_then_filter(
     rows: Iterable[tuple[Any, Any]], matches: Callable[[Any], bool], limit: int
 ) -> tuple[list, Any]:
     """Evaluate ``limit`` rows, keep those that match; returns (rows, last evaluated position or None)."""
-    chunk, last = [], None
+    chunk: list[Any] = []
+    last = None
     for count, (position, row) in enumerate(rows):
         if count == limit:
             return chunk, last
@@ -89,7 +90,8 @@ def filter_then_take(
     rows: Iterable[tuple[Any, Any]], matches: Callable[[Any], bool], limit: int
 ) -> tuple[list, Any]:
     """Up to ``limit`` matching rows; the position returned (None at the end) precedes the next match."""
-    chunk, previous = [], None
+    chunk: list[Any] = []
+    previous = None
     for position, row in rows:
         if matches(row):
             if len(chunk) == limit:
@@ -126,15 +128,14 @@ def indexed_page(
     return chunk, None if last is None else encode(list(last), query_fingerprint)
 
 
-def _sorted_scan(ordered: list, positions: list, descending: bool, after: list | None) -> Iterator:
+def _sorted_scan(ordered: list, positions: list, descending: bool, after: tuple | None) -> Iterator:
     """Scan a list already sorted by ``positions`` (ascending, or descending), after ``after``."""
     start = 0
     if after is not None:
-        anchor = tuple(after)
-        if descending:  # positions descend: find the first one below the anchor
-            start = len(positions) - bisect.bisect_left(positions[::-1], anchor)
+        if descending:  # positions descend: find the first one below ``after``
+            start = len(positions) - bisect.bisect_left(positions[::-1], after)
         else:
-            start = bisect.bisect_right(positions, anchor)
+            start = bisect.bisect_right(positions, after)
     return zip(positions[start:], ordered[start:])
 
 
@@ -149,7 +150,7 @@ def sorted_page(
     """Page a small, unindexed, already filtered collection: :func:`indexed_page` over the items
     sorted per call (filter-then-take)."""
 
-    def scan(sort_by: str, descending: bool, after: list | None) -> Iterator:
+    def scan(sort_by: str, descending: bool, after: tuple | None) -> Iterator:
         key = sort_keys[sort_by]
         ordered = sorted(items, key=lambda item: (key(item), tiebreak(item)), reverse=descending)
         return _sorted_scan(ordered, [(key(item), tiebreak(item)) for item in ordered], descending, after)

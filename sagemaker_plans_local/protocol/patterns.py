@@ -21,6 +21,7 @@ value holding a lone UTF-16 surrogate (not text in UTF-8) never matches.
 from __future__ import annotations
 
 import array
+import dataclasses
 import functools
 import itertools
 import sys
@@ -210,25 +211,35 @@ def _most(token: regex.Match) -> float:
     return int(token["upto"]) if token["upto"] else float("inf")
 
 
+@dataclasses.dataclass
+class _Group:
+    """An open group while :func:`_backtracks_badly` walks a pattern."""
+
+    body_start: int
+    ambiguous: bool = False
+    alternates: bool = False  # it holds a top-level "|"
+
+
 def _backtracks_badly(pattern: str) -> bool:
     """Whether a repeated group is ambiguous: it holds a quantifier, or branches (``a|b``) that
     may start with the same character (the shapes of exponential backtracking)."""
-    stack = [[False, 0, False]]  # per open group: ambiguous, where its body starts, holds "|"
+    stack = [_Group(0)]
     closed = False
     for kind, token in _skeleton(pattern):
         if kind == "repeat" and closed:
             return True
         closed = False
         if kind in ("repeat", "optional"):
-            stack[-1][0] = True
+            stack[-1].ambiguous = True
         elif kind == "alternate":
-            stack[-1][2] = True
+            stack[-1].alternates = True
         elif kind == "open":
-            stack.append([False, token.end(), False])
+            stack.append(_Group(token.end()))
         elif kind == "close" and len(stack) > 1:
-            ambiguous, start, alternates = stack.pop()
-            closed = ambiguous or (alternates and _branches_overlap(pattern[start : token.start()]))
-            stack[-1][0] = stack[-1][0] or closed
+            group = stack.pop()
+            body = pattern[group.body_start : token.start()]
+            closed = group.ambiguous or (group.alternates and _branches_overlap(body))
+            stack[-1].ambiguous = stack[-1].ambiguous or closed
     return False
 
 

@@ -183,9 +183,9 @@ def _structure_walker(shape: Shape) -> _Check:
     def walk(value: dict, path: str, out: list) -> None:
         nonlocal members
         if members is None:
-            required = set(shape.required_members)
+            required_names = set(shape.required_members)
             members = [
-                (name, _lower_camel(name), name in required, _checker(member))
+                (name, _lower_camel(name), name in required_names, _checker(member))
                 for name, member in sorted(shape.members.items(), key=lambda item: _lower_camel(item[0]))
             ]
         for name, lower, required, check in members:

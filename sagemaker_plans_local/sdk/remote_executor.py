@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 
 def patch(client_module: ModuleType) -> None:
     """Replace ``client_module._polling_worker`` by a dispatching one."""
-    original = client_module._polling_worker
+    original = client_module._polling_worker  # type: ignore[attr-defined]  # the SDK's untyped module
 
     def _polling_worker(executor) -> None:
         session = executor.job_settings.sagemaker_session
@@ -36,7 +36,7 @@ def patch(client_module: ModuleType) -> None:
             log.exception("Error occurred while monitoring the job statuses.")
         return None
 
-    client_module._polling_worker = _polling_worker
+    client_module._polling_worker = _polling_worker  # type: ignore[attr-defined]  # the SDK's untyped module
 
 
 def _poll_locally(executor, backend, region: str) -> None:

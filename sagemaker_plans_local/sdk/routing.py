@@ -90,7 +90,7 @@ def route_remote_function_wait(
 
     ``local_logs(session, backend, job_name, wait)`` answers local sessions; others get the SDK's own.
     """
-    original = remote_job._logs_for_job
+    original = remote_job._logs_for_job  # type: ignore[attr-defined]  # the SDK's untyped module
 
     def _logs_for_job(sagemaker_session, job_name, wait=False, poll=10, log_type="All", timeout=None):
         backend = backend_for(sagemaker_session)
@@ -98,4 +98,4 @@ def route_remote_function_wait(
             return original(sagemaker_session, job_name, wait, poll, log_type, timeout)
         return local_logs(sagemaker_session, backend, job_name, wait)
 
-    remote_job._logs_for_job = _logs_for_job
+    remote_job._logs_for_job = _logs_for_job  # type: ignore[attr-defined]  # the SDK's untyped module

@@ -14,6 +14,10 @@ import importlib.abc
 import importlib.util
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 OBJECTS = "SAGEMAKER_PLANS_LOCAL_OBJECTS"
 ACCOUNT = "SAGEMAKER_PLANS_LOCAL_ACCOUNT"
@@ -64,7 +68,7 @@ def _patch(client_module) -> None:
     from botocore.client import ClientCreator
 
     original = ClientCreator.create_client
-    hooks = {}
+    hooks: dict[str, "ServiceHook"] = {}
 
     def create_client(self, service_name, region_name=None, *args, **kwargs):
         client = original(self, service_name, region_name or os.environ.get("AWS_REGION"), *args, **kwargs)
@@ -74,7 +78,7 @@ def _patch(client_module) -> None:
     ClientCreator.create_client = create_client
 
 
-def _answer_locally(client, hooks: dict) -> None:
+def _answer_locally(client, hooks: dict[str, "ServiceHook"]) -> None:
     from sagemaker_plans_local.transport.refusal import refuse_other_services
 
     name = client.meta.service_model.service_name
@@ -89,7 +93,7 @@ def _answer_locally(client, hooks: dict) -> None:
         )
 
 
-def _services() -> dict:
+def _services() -> dict[str, "ServiceHook"]:
     from sagemaker_plans_local.core.clock import VirtualClock
     from sagemaker_plans_local.services.iam_sts.iam import IamApi
     from sagemaker_plans_local.services.iam_sts.sts import StsApi

@@ -61,10 +61,10 @@ def search_training_plan_offerings(region: Region, params: dict) -> dict:
     if "TrainingPlanArn" in params:
         if "DurationHours" not in params:
             raise constraint_violations([_null("DurationHours")])
-        offerings = plans.search_extensions(params["TrainingPlanArn"], params["DurationHours"])
+        extensions = plans.search_extensions(params["TrainingPlanArn"], params["DurationHours"])
         return {
             "TrainingPlanOfferings": [],
-            "TrainingPlanExtensionOfferings": [extension_offering(o) for o in offerings],
+            "TrainingPlanExtensionOfferings": [extension_offering(o) for o in extensions],
         }
     capacity = _searched_capacity(params)
     if len(params["TargetResources"]) != 1:
