@@ -12,6 +12,7 @@ from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.services.logs.streams import LogStore
 from sagemaker_plans_local.services.s3.objects import ObjectStore
 from sagemaker_plans_local.services.sagemaker.clusters.clusters import Clusters
+from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
 from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
 from sagemaker_plans_local.services.sagemaker.jobs.training_jobs import TrainingJobs
 from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
@@ -22,6 +23,9 @@ from sagemaker_plans_local.services.sagemaker.tags import ResourceTags
 
 DEFAULT_SCRIPT = JobScript()
 DEFAULT_PLAN_SCRIPT = PlanScript()
+
+#: Builds the executor of one region's script-mode jobs: ``factory(emulation, region_name)``.
+ExecutorFactory = Callable[["Emulation", str], Executor]
 
 
 class Region:
@@ -47,6 +51,7 @@ class Region:
             script_for=emulation.script_for,
             plans=self.training_plans,
             lock=emulation.lock,
+            executor=emulation.executor_factory(emulation, name) if emulation.executor_factory else None,
         )
         self.clusters = Clusters(
             emulation.clock, emulation.settings, name, emulation.account_id, self.training_plans
@@ -59,6 +64,8 @@ class Emulation:
 
     ``reserved_instance_types`` (the model's ReservedCapacityInstanceType
     enum) seed the default capacity inventory of ``home_region``.
+    ``executor_factory`` gives each region, when first used, the executor that
+    runs its script-mode jobs' code (None: their runs are simulated).
     """
 
     def __init__(
@@ -69,12 +76,14 @@ class Emulation:
         home_region: str = "us-east-1",
         reserved_instance_types: Sequence[str] = (),
         prices: PriceList | None = None,
+        executor_factory: ExecutorFactory | None = None,
     ) -> None:
         self.lock = threading.RLock()
         self.account_id = account_id
         self.root = root
         self.clock = VirtualClock(start_time, self.lock)
         self.settings = Settings()
+        self.executor_factory = executor_factory
         self.prices = prices or PriceList.default()
         self.capacity = RegionalCapacity()
         for block in default_inventory(reserved_instance_types, home_region, self.clock.now()):
@@ -86,7 +95,8 @@ class Emulation:
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
-        #: Called with each region when it is first used (the backend equips it).
+        #: Called with each region when it is first used. The backend's old way to set a region's
+        #: executor (``executor_factory`` replaces it): goes once backend.py passes the factory.
         self.region_setup: list[Callable[[Region], None]] = []
 
     def region(self, name: str) -> Region:
@@ -102,6 +112,13 @@ class Emulation:
 
     def regions(self) -> list[Region]:
         return list(self._regions.values())
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop every region's local runs (waiting at most ``timeout`` real seconds for each)."""
+        for region in self.regions():
+            executor = region.training_jobs.executor
+            if executor is not None:
+                executor.close(timeout)
 
     def log_store(self, region: str) -> LogStore:
         """CloudWatch Logs of one region (log lines carry the backend's clock time)."""

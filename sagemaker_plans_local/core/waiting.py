@@ -62,7 +62,7 @@ class Waits:
             job = jobs.get(name)
             if job.status in FINISHED_JOB_STATUSES:
                 return job, False
-            running = jobs.local_runs.running(job) is not None
+            running = jobs.running(job)
             due = clock.next_due()
             now = clock.now()
         if running:
@@ -112,9 +112,9 @@ class Waits:
         budget = None if due is None else max(0.0, (due - now).total_seconds())
         if max_wait is not None:
             budget = max_wait if budget is None else min(budget, max_wait)
-        jobs.local_runs.settle(job, budget)
+        jobs.settle(job, budget)
         with self._lock:
-            still_running = jobs.local_runs.running(job) is not None
+            still_running = jobs.running(job)
             if (
                 clock.manual
                 and still_running

@@ -75,7 +75,7 @@ class PlanTraffic(RuleBasedStateMachine):
             if job.block is not None and job.status in ("InProgress", "Stopping")
         )
         pools = sum(
-            pool.instance_count for pool in self.jobs.pools.available_pools() if pool.holder.plan is plan
+            pool.instance_count for pool in self.jobs.pools.available_pools() if pool.plan_arn == plan.arn
         )
         assert plan.in_use == on_instances + pools
         assert 0 <= plan.in_use <= plan.instance_count

@@ -65,7 +65,7 @@ def container_job(
     if pool is not None:
         cache = world.tmp / "cache" / pool
         cache.mkdir(parents=True, exist_ok=True)
-        job.pool = WarmPool(pool, None, "ml.m5.xlarge", count, cache, holder=job)
+        job.pool = WarmPool(pool, None, "ml.m5.xlarge", count, cache, holder=job.name)
     return job
 
 

@@ -100,7 +100,7 @@ class World:
         if pool is not None:
             cache = self.tmp / "cache" / pool
             cache.mkdir(parents=True, exist_ok=True)
-            job.pool = WarmPool(pool, None, "ml.m5.xlarge", count, cache, holder=job)
+            job.pool = WarmPool(pool, None, "ml.m5.xlarge", count, cache, holder=job.name)
         if block_end is not None:
             job.block = types.SimpleNamespace(end=block_end)
         return job

@@ -52,3 +52,6 @@ class Executor(Protocol):
 
     def release(self, pool_id: str) -> None:
         """The warm pool ended: forget its instances (their virtualenvs and files)."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Stop every run and wait for each to end (at most ``timeout`` real seconds each)."""

@@ -1,4 +1,4 @@
-"""CreateTrainingJob's service rules beyond the shape model, and the quota error."""
+"""Training jobs' service rules beyond the shape model, and the quota error."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ from typing import Mapping
 
 from sagemaker_plans_local.core.errors import InvalidRequest, LimitExceeded
 from sagemaker_plans_local.core.settings import Settings
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.statuses import JobStatus, WarmPoolStatus
+from sagemaker_plans_local.services.sagemaker.warm_pools.pools import WarmPool
+
+#: Failures after which SageMaker keeps the warm pool (the cluster is healthy).
+POOL_SAFE_FAILURES = ("AlgorithmError", "ClientError")
 
 
 def check_create_rules(spec: Mapping, settings: Settings) -> None:
@@ -60,3 +66,25 @@ def limit_exceeded(instance_type: str, limit: int, used: int, delta: int) -> Lim
         f"delta of {delta} Instances. Please use AWS Service Quotas to request an increase "
         "for this quota."
     )
+
+
+def check_pool_updatable(job: TrainingJob) -> WarmPool:
+    """The Available warm pool of a finished ``job`` (UpdateTrainingJob's keep-alive rule)."""
+    pool = job.pool
+    if job.warm_pool is None or job.warm_pool.status != WarmPoolStatus.AVAILABLE or pool is None:
+        current = job.warm_pool.status if job.warm_pool else "None"
+        raise InvalidRequest(
+            "You can update KeepAlivePeriodInSeconds only for a training job that has "
+            f"finished and whose warm pool status is Available; the warm pool status of "
+            f"training job {job.name} is {current}."
+        )
+    return pool
+
+
+def keeps_pool(status: JobStatus, instances_started: bool, failure_reason: str | None) -> bool:
+    """Whether a job that ended in ``status`` leaves its instances healthy for a warm pool."""
+    if status == JobStatus.COMPLETED:
+        return True
+    if status == JobStatus.STOPPED:
+        return instances_started
+    return failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime, timedelta
 
 import attrs
@@ -82,3 +83,44 @@ class TrainingPhases:
 
 def seconds_between(start: datetime, end: datetime) -> int:
     return max(0, int((end - start).total_seconds()))
+
+
+class Step(str, enum.Enum):
+    """A scheduled change of a training job that trains on the simulated timeline."""
+
+    TRAINING = "training"  # Downloading -> Training
+    UPLOADING = "uploading"
+    COMPLETED = "completed"
+    FAILED = "failed"  # the job's script fails it
+    MAX_RUNTIME = "max-runtime"  # MaxRuntimeInSeconds reached: stopping
+
+
+@attrs.frozen
+class Timeline:
+    """What decides a simulated training segment: its runtime, earlier progress, limits, outcome."""
+
+    runtime_seconds: float  # the job's whole training time
+    trained_seconds: float  # already trained in earlier segments
+    max_runtime_seconds: int | None
+    fails: bool
+    downloading: bool  # the segment starts in Downloading (not yet Training)
+    uploads: bool  # the segment reaches Uploading (it is Downloading or Training now)
+
+
+def training_steps(timeline: Timeline, start: datetime, now: datetime) -> list[tuple[datetime, Step]]:
+    """The steps of a segment that started training at ``start``, in the order they are scheduled."""
+    remaining = max(0.0, timeline.runtime_seconds - timeline.trained_seconds)
+    phases = TrainingPhases.for_runtime(remaining)
+    steps = []
+    if timeline.downloading:
+        steps.append((max(now, start + phases.training), Step.TRAINING))
+    max_runtime = timeline.max_runtime_seconds
+    if max_runtime is not None and timeline.runtime_seconds > max_runtime:
+        cutoff = max(now, start + timedelta(seconds=max_runtime - timeline.trained_seconds))
+        return [*steps, (cutoff, Step.MAX_RUNTIME)]
+    end = max(now, start + phases.end)
+    if timeline.fails:
+        return [*steps, (end, Step.FAILED)]
+    if timeline.uploads:
+        steps.append((max(now, start + phases.uploading), Step.UPLOADING))
+    return [*steps, (end, Step.COMPLETED)]

@@ -7,14 +7,21 @@ explicit limit that runs out stops the job (the API reference: "pending before
 it is stopped"); the 2-day default fails it with ``InsufficientCapacityError``.
 At a block's cutoff its jobs go back to waiting and resume, with
 their progress, in the next block; with no block left they fail.
+
+:class:`PlanQueue` never touches a job or the clock: its commands yield
+decisions (:class:`Start`, :class:`Interrupt`, :class:`Fail`, :class:`Stop`,
+:class:`PendingLimit`) that the job service applies, each before the queue
+goes on (so a decision's effects are seen as they were applied in place).
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping, Union
 
-from sagemaker_plans_local.core.clock import Event, VirtualClock
+import attrs
+
+from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.core.errors import InvalidRequest
 from sagemaker_plans_local.services.sagemaker.plans.offerings import PlanTarget
 from sagemaker_plans_local.services.sagemaker.plans.plan_records import PlanEvent
@@ -52,31 +59,72 @@ def plan_of(job: "TrainingJob") -> TrainingPlan:
     return job.plan
 
 
+@attrs.frozen
+class Start:
+    """Provision ``job`` cold on its plan's capacity ``block`` at ``at``."""
+
+    job: "TrainingJob"
+    block: ReservedCapacity
+    at: datetime
+
+
+@attrs.frozen
+class Interrupt:
+    """The block took ``job``'s instances back at ``at``: it waits, progress kept, for the next block."""
+
+    job: "TrainingJob"
+    at: datetime
+
+
+@attrs.frozen
+class Fail:
+    """``job`` fails at ``at`` with FailureReason ``reason``."""
+
+    job: "TrainingJob"
+    at: datetime
+    reason: str
+
+
+@attrs.frozen
+class Stop:
+    """``job`` waited past its MaxPendingTimeInSeconds: Stopped at ``at``, never started."""
+
+    job: "TrainingJob"
+    at: datetime
+    message: str
+
+
+@attrs.frozen
+class PendingLimit:
+    """``job``'s pending budget runs out at ``due``: ask :meth:`PlanQueue.pending_expired` then.
+
+    The job service schedules that and hands the event to :meth:`PlanQueue.watch`.
+    """
+
+    job: "TrainingJob"
+    due: datetime
+
+
+QueueDecision = Union[Start, Interrupt, Fail, Stop, PendingLimit]
+
+
+@attrs.define
+class _Timer:
+    """A job's running pending budget: since when it counts, and the event that ends it."""
+
+    since: datetime
+    event: Event | None = None
+
+
 class PlanQueue:
     """Admits jobs to their plans' capacity and moves them at block boundaries."""
 
-    def __init__(
-        self,
-        clock: VirtualClock,
-        plans: TrainingPlans,
-        start: Callable[["TrainingJob", ReservedCapacity, datetime], None],
-        interrupt: Callable[["TrainingJob", datetime], None],
-        fail: Callable[["TrainingJob", datetime, str], None],
-        stop: Callable[["TrainingJob", datetime, str], None],
-        end_pools: Callable[[TrainingPlan, datetime], None],
-    ) -> None:
-        self._clock = clock
+    def __init__(self, plans: TrainingPlans) -> None:
         self._plans = plans
-        self._start = start
-        self._interrupt = interrupt
-        self._fail = fail
-        self._stop = stop
-        self._end_pools = end_pools
         self._waiting: dict[str, list["TrainingJob"]] = {}
         self._running: dict[str, dict[str, "TrainingJob"]] = {}
-        self._timers: dict[str, tuple[Event, datetime]] = {}
+        self._timers: dict[str, _Timer] = {}
         self._waited: dict[str, timedelta] = {}
-        plans.subscribe(self._on_plan_event)
 
     def plan_for(self, spec: Mapping) -> TrainingPlan | None:
         """The plan a CreateTrainingJob request names, after checking it can be used."""
@@ -110,20 +158,20 @@ class PlanQueue:
             )
         return plan
 
-    def admit(self, job: "TrainingJob", at: datetime) -> None:
+    def admit(self, job: "TrainingJob", at: datetime) -> Iterator[QueueDecision]:
         """Start ``job`` on its plan's free instances, or queue it."""
         rc = self._plans.allocate(plan_of(job), consumer_key(job), job.instance_count, at)
         if rc is not None:
-            self._run(job, rc, at)
+            yield from self._run(job, rc, at)
         else:
-            self._wait(job, at)
+            yield from self._wait(job, at)
 
     def adopt(self, job: "TrainingJob", giver: str) -> None:
         """``job`` takes over instances held for it by ``giver`` (a warm pool)."""
         self._plans.hand_over(plan_of(job), giver, consumer_key(job))
         self._running.setdefault(plan_of(job).arn, {})[job.name] = job
 
-    def leave(self, job: "TrainingJob", at: datetime, heir: str | None = None) -> None:
+    def leave(self, job: "TrainingJob", at: datetime, heir: str | None = None) -> Iterator[QueueDecision]:
         """``job`` ended: free its instances (or hand them to ``heir``) and admit waiters."""
         plan = plan_of(job)
         self._stop_timer(job, at)
@@ -135,73 +183,77 @@ class PlanQueue:
             self._plans.hand_over(plan, consumer_key(job), heir)
         else:
             self._plans.release(plan, consumer_key(job))
-        self._admit_waiting(plan, at)
+        yield from self._admit_waiting(plan, at)
 
-    def release_pool(self, plan: TrainingPlan, key: str, at: datetime) -> None:
+    def release_pool(self, plan: TrainingPlan, key: str, at: datetime) -> Iterator[QueueDecision]:
+        """The warm pool ``key`` on ``plan`` ended: free its instances, admit waiters."""
         self._plans.release(plan, key)
-        self._admit_waiting(plan, at)
+        yield from self._admit_waiting(plan, at)
 
-    # -- internals -------------------------------------------------------------
-    def _run(self, job: "TrainingJob", rc: ReservedCapacity, at: datetime) -> None:
-        self._running.setdefault(plan_of(job).arn, {})[job.name] = job
-        self._stop_timer(job, at)
-        self._start(job, rc, at)
-
-    def _wait(self, job: "TrainingJob", at: datetime) -> None:
-        self._waiting.setdefault(plan_of(job).arn, []).append(job)
-        if plan_of(job).status == PlanStatus.ACTIVE:
-            self._start_timer(job, at)
-
-    def _admit_waiting(self, plan: TrainingPlan, at: datetime) -> None:
-        for job in list(self._waiting.get(plan.arn, [])):
-            rc = self._plans.allocate(plan, consumer_key(job), job.instance_count, at)
-            if rc is not None:
-                self._waiting[plan.arn].remove(job)
-                self._run(job, rc, at)
-
-    def _on_plan_event(
+    def on_plan_event(
         self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity, at: datetime
-    ) -> None:
+    ) -> Iterator[QueueDecision]:
+        """What the plan's jobs do when its block ``rc`` becomes active, is cut off, or ends."""
         if event == PlanEvent.ACTIVE:
             for job in self._waiting.get(plan.arn, []):
-                self._start_timer(job, at)
-            self._admit_waiting(plan, at)
+                yield from self._start_timer(job, at)
+            yield from self._admit_waiting(plan, at)
         elif event == PlanEvent.CUTOFF:
-            self._end_pools(plan, at)
             for job in list(self._running.get(plan.arn, {}).values()):
                 self._running[plan.arn].pop(job.name, None)
                 self._plans.release(plan, consumer_key(job))
                 if plan.has_block_after(rc.end):
-                    self._interrupt(job, at)
-                    self._wait(job, at)
+                    yield Interrupt(job, at)
+                    yield from self._wait(job, at)
                 else:
-                    self._fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
+                    yield Fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
             for job in self._waiting.get(plan.arn, []):
                 self._stop_timer(job, at)
         elif event == PlanEvent.ENDED and not plan.has_block_after(rc.end):
             for job in list(self._waiting.get(plan.arn, [])):
-                self._fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
+                yield Fail(job, at, NO_BLOCK_LEFT.format(plan=plan.name))
 
-    def _start_timer(self, job: "TrainingJob", at: datetime) -> None:
+    def watch(self, job: "TrainingJob", event: Event) -> None:
+        """``event`` calls :meth:`pending_expired` for ``job`` when its :class:`PendingLimit` is due."""
+        self._timers[job.name].event = event
+
+    def pending_expired(self, job: "TrainingJob", at: datetime) -> Stop | Fail:
+        """An explicit MaxPendingTimeInSeconds stops the job; the default limit fails it."""
+        if job.max_pending_seconds:
+            return Stop(job, at, PENDING_STOPPED)
+        return Fail(job, at, INSUFFICIENT_CAPACITY.format(plan=plan_of(job).name))
+
+    # -- internals -------------------------------------------------------------
+    def _run(self, job: "TrainingJob", rc: ReservedCapacity, at: datetime) -> Iterator[QueueDecision]:
+        self._running.setdefault(plan_of(job).arn, {})[job.name] = job
+        self._stop_timer(job, at)
+        yield Start(job, rc, at)
+
+    def _wait(self, job: "TrainingJob", at: datetime) -> Iterator[QueueDecision]:
+        self._waiting.setdefault(plan_of(job).arn, []).append(job)
+        if plan_of(job).status == PlanStatus.ACTIVE:
+            yield from self._start_timer(job, at)
+
+    def _admit_waiting(self, plan: TrainingPlan, at: datetime) -> Iterator[QueueDecision]:
+        for job in list(self._waiting.get(plan.arn, [])):
+            rc = self._plans.allocate(plan, consumer_key(job), job.instance_count, at)
+            if rc is not None:
+                self._waiting[plan.arn].remove(job)
+                yield from self._run(job, rc, at)
+
+    def _start_timer(self, job: "TrainingJob", at: datetime) -> Iterator[QueueDecision]:
         if job.name in self._timers:
             return
         limit = job.max_pending_seconds
         budget = (timedelta(seconds=limit) if limit else DEFAULT_MAX_PENDING) - self._waited.get(
             job.name, timedelta(0)
         )
-        event = self._clock.schedule(at + max(budget, timedelta(0)), lambda t: self._pending_too_long(job, t))
-        self._timers[job.name] = (event, at)
-
-    def _pending_too_long(self, job: "TrainingJob", at: datetime) -> None:
-        """An explicit MaxPendingTimeInSeconds stops the job; the default limit fails it."""
-        if job.max_pending_seconds:
-            self._stop(job, at, PENDING_STOPPED)
-        else:
-            self._fail(job, at, INSUFFICIENT_CAPACITY.format(plan=plan_of(job).name))
+        self._timers[job.name] = _Timer(at)
+        yield PendingLimit(job, at + max(budget, timedelta(0)))
 
     def _stop_timer(self, job: "TrainingJob", at: datetime) -> None:
-        entry = self._timers.pop(job.name, None)
-        if entry is not None:
-            event, since = entry
-            event.cancel()
-            self._waited[job.name] = self._waited.get(job.name, timedelta(0)) + (at - since)
+        timer = self._timers.pop(job.name, None)
+        if timer is not None:
+            if timer.event is not None:
+                timer.event.cancel()
+            self._waited[job.name] = self._waited.get(job.name, timedelta(0)) + (at - timer.since)

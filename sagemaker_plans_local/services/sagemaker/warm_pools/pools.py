@@ -2,6 +2,9 @@
 
 A :class:`WarmPool` is one chain: the instances first kept by a job and then
 handed from job to job. Its persistent cache directory lives as long as it.
+:class:`WarmPools` never touches a job or the clock: its commands return what
+changed (:class:`Handover`, :class:`PoolKept`, :class:`PoolEnded`) and the job
+service applies that to its jobs and schedules the pool's expiry.
 """
 
 from __future__ import annotations
@@ -11,18 +14,14 @@ import shutil
 from collections import Counter
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Hashable, Mapping
+from typing import Hashable, Iterator, Mapping, Union
 
 import attrs
 
-from sagemaker_plans_local.core.clock import Event, VirtualClock
-from sagemaker_plans_local.core.errors import InvalidRequest
+from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.core.settings import Settings, quota_for
 from sagemaker_plans_local.services.sagemaker.jobs.phases import seconds_between
 from sagemaker_plans_local.services.sagemaker.statuses import WarmPoolStatus
-
-if TYPE_CHECKING:
-    from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 
 #: A chain of reuses lasts at most this long from the first job's end.
 MAX_CHAIN = timedelta(days=28)
@@ -68,14 +67,19 @@ class WarmPoolView:
 
 @attrs.define(eq=False)
 class WarmPool:
-    """One chain of kept instances and its persistent cache directory."""
+    """One chain of kept instances and its persistent cache directory.
+
+    ``holder`` names the job the instances run (or last ran) for; ``plan_arn``
+    is the training plan whose instances the chain holds, if any.
+    """
 
     pool_id: str
     key: Hashable
     instance_type: str
     instance_count: int
     cache_dir: Path
-    holder: "TrainingJob"
+    holder: str
+    plan_arn: str | None = None
     state: WarmPoolStatus = WarmPoolStatus.IN_USE  # IN_USE | AVAILABLE | TERMINATED
     kept: bool = False  # counted against the warm-pool quota
     chain_started_at: datetime | None = None
@@ -84,26 +88,44 @@ class WarmPool:
     expiry: Event | None = None
 
 
+@attrs.frozen
+class Handover:
+    """An Available pool went to a new job: ``previous`` (its holder until now) kept it ``retained_seconds``."""
+
+    previous: str
+    retained_seconds: int
+
+
+@attrs.frozen
+class PoolKept:
+    """``pool`` is Available until ``expires_at``: its holder shows Available; schedule its expiry."""
+
+    pool: WarmPool
+    expires_at: datetime
+
+
+@attrs.frozen
+class PoolEnded:
+    """``pool`` was terminated at ``at``: its ended holder shows Terminated; its instances are free."""
+
+    pool: WarmPool
+    at: datetime
+
+
+PoolChange = Union[PoolKept, PoolEnded]
+
+
 class WarmPools:
     """The warm pools of one region."""
 
-    def __init__(
-        self,
-        clock: VirtualClock,
-        settings: Settings,
-        cache_root: Path,
-        on_idle_change: Callable[[str, int], None],
-        on_terminated: Callable[[WarmPool, datetime], None],
-    ) -> None:
-        self._clock = clock
+    def __init__(self, settings: Settings, cache_root: Path) -> None:
         self._settings = settings
         self._cache_root = cache_root
-        self._on_idle_change = on_idle_change
-        self._on_terminated = on_terminated
         self._ids = itertools.count(1)
         # match key -> pools by id, in the order they became Available.
         self._available: dict[Hashable, dict[str, WarmPool]] = {}
         self._kept_instances: Counter[str] = Counter()
+        self._idle_instances: Counter[str] = Counter()
 
     # -- queries ---------------------------------------------------------
     def available_pools(self) -> list[WarmPool]:
@@ -114,52 +136,40 @@ class WarmPools:
         pools = self._available.get(match_key(spec))
         return next(iter(pools.values())) if pools else None
 
-    # -- lifecycle ---------------------------------------------------------
-    def claim(self, pool: WarmPool, job: "TrainingJob", at: datetime) -> None:
-        """Hand an Available pool to ``job`` (which then starts warm)."""
-        previous = pool.holder
-        assert previous.ended_at is not None  # an Available pool's holder has ended
-        self._leave_available(pool)
-        previous.warm_pool = WarmPoolView(
-            WarmPoolStatus.REUSED, seconds_between(previous.ended_at, at), reused_by=job.name
-        )
-        previous.last_modified = at
-        pool.holder = job
-        pool.state = WarmPoolStatus.IN_USE
-        job.pool = pool
-        job.warm_pool = WarmPoolView(WarmPoolStatus.IN_USE)
+    def idle(self, instance_type: str) -> int:
+        """Instances of ``instance_type`` kept in Available pools (they count against the quota)."""
+        return self._idle_instances[instance_type]
 
-    def open(self, job: "TrainingJob") -> WarmPool:
+    # -- lifecycle ---------------------------------------------------------
+    def claim(self, pool: WarmPool, job_name: str, at: datetime) -> Handover:
+        """Hand an Available pool to the job ``job_name`` (which then starts warm)."""
+        assert pool.available_since is not None  # an Available pool's holder has ended
+        handover = Handover(pool.holder, seconds_between(pool.available_since, at))
+        self._leave_available(pool)
+        pool.holder = job_name
+        pool.state = WarmPoolStatus.IN_USE
+        return handover
+
+    def open(self, job_name: str, spec: Mapping) -> WarmPool:
         """Start a chain for a cold job that asked for a warm pool; makes its cache."""
-        resources = job.spec["ResourceConfig"]
+        resources = spec["ResourceConfig"]
         pool_id = f"wp-{next(self._ids):06d}"
         cache_dir = self._cache_root / pool_id
         cache_dir.mkdir(parents=True, exist_ok=True)
-        pool = WarmPool(
+        return WarmPool(
             pool_id,
-            match_key(job.spec),
+            match_key(spec),
             resources["InstanceType"],
             resources["InstanceCount"],
             cache_dir,
-            holder=job,
+            holder=job_name,
+            plan_arn=resources.get("TrainingPlanArn"),
         )
-        job.pool = pool
-        return pool
 
-    def release(self, job: "TrainingJob", at: datetime, keep: bool) -> None:
-        """``job`` ended at ``at``: keep its pool Available, or end it."""
-        keep_alive = job.keep_alive_seconds
-        pool = job.pool
-        if pool is None:
-            if not keep_alive:
-                return
-            if not keep:
-                job.warm_pool = WarmPoolView(WarmPoolStatus.TERMINATED, 0)
-                return
-            pool = self.open(job)
+    def release(self, pool: WarmPool, keep_alive: int, at: datetime, keep: bool) -> PoolChange:
+        """The pool's holder ended at ``at``: keep the pool Available, or end it."""
         if not keep or not keep_alive or not self._within_quota(pool):
-            self._terminate(pool, at)
-            return
+            return self._end(pool, at)
         if not pool.kept:
             pool.kept = True
             pool.chain_started_at = at
@@ -167,39 +177,39 @@ class WarmPools:
         assert pool.chain_started_at is not None  # set when the pool was first kept
         expires_at = min(at + timedelta(seconds=keep_alive), pool.chain_started_at + MAX_CHAIN)
         if expires_at <= at:
-            self._terminate(pool, at)
-            return
+            return self._end(pool, at)
         pool.state = WarmPoolStatus.AVAILABLE
         pool.available_since = at
         self._available.setdefault(pool.key, {})[pool.pool_id] = pool
-        self._on_idle_change(pool.instance_type, pool.instance_count)
-        job.warm_pool = WarmPoolView(WarmPoolStatus.AVAILABLE)
-        self._set_expiry(pool, expires_at)
+        self._idle_instances[pool.instance_type] += pool.instance_count
+        return self._keep_until(pool, expires_at)
 
-    def update_keep_alive(self, job: "TrainingJob", seconds: int, at: datetime) -> None:
-        """Change (or with 0 end) the keep-alive of ``job``'s Available pool."""
-        pool = job.pool
-        if job.warm_pool is None or job.warm_pool.status != WarmPoolStatus.AVAILABLE or pool is None:
-            current = job.warm_pool.status if job.warm_pool else "None"
-            raise InvalidRequest(
-                "You can update KeepAlivePeriodInSeconds only for a training job that has "
-                f"finished and whose warm pool status is Available; the warm pool status of "
-                f"training job {job.name} is {current}."
-            )
+    def update_keep_alive(self, pool: WarmPool, seconds: int, ended_at: datetime, at: datetime) -> PoolChange:
+        """Change (or with 0 end) the keep-alive of an Available pool whose holder ended at ``ended_at``."""
         if seconds == 0:
-            self._terminate(pool, at)
-            return
-        assert job.ended_at is not None and pool.chain_started_at is not None  # an Available pool's job
-        expires_at = min(job.ended_at + timedelta(seconds=seconds), pool.chain_started_at + MAX_CHAIN)
+            return self._end(pool, at)
+        assert pool.chain_started_at is not None  # an Available pool was kept
+        expires_at = min(ended_at + timedelta(seconds=seconds), pool.chain_started_at + MAX_CHAIN)
         if expires_at <= at:
-            self._terminate(pool, at)
-        else:
-            self._set_expiry(pool, expires_at)
+            return self._end(pool, at)
+        return self._keep_until(pool, expires_at)
 
-    def terminate_where(self, predicate: Callable[[WarmPool], bool], at: datetime) -> None:
-        """End every Available pool for which ``predicate`` holds."""
-        for pool in [pool for pool in self.available_pools() if predicate(pool)]:
-            self._terminate(pool, at)
+    def expire_with(self, pool: WarmPool, event: Event) -> None:
+        """``event`` (on the clock at ``pool.expires_at``) ends the pool unless it changes first."""
+        pool.expiry = event
+
+    def terminate(self, pool: WarmPool, at: datetime) -> PoolEnded | None:
+        """End ``pool`` at ``at`` (None if it has already ended)."""
+        if pool.state == WarmPoolStatus.TERMINATED:
+            return None
+        return self._end(pool, at)
+
+    def terminate_plan_pools(self, plan_arn: str, at: datetime) -> Iterator[PoolEnded]:
+        """End every Available pool on the training plan ``plan_arn``, one at a time."""
+        for pool in [pool for pool in self.available_pools() if pool.plan_arn == plan_arn]:
+            ended = self.terminate(pool, at)
+            if ended is not None:
+                yield ended
 
     # -- internals ---------------------------------------------------------
     def _within_quota(self, pool: WarmPool) -> bool:
@@ -208,11 +218,12 @@ class WarmPools:
         limit = quota_for(self._settings.warm_pool_quota, pool.instance_type)
         return limit is None or self._kept_instances[pool.instance_type] + pool.instance_count <= limit
 
-    def _set_expiry(self, pool: WarmPool, expires_at: datetime) -> None:
+    def _keep_until(self, pool: WarmPool, expires_at: datetime) -> PoolKept:
         if pool.expiry is not None:
             pool.expiry.cancel()
+            pool.expiry = None
         pool.expires_at = expires_at
-        pool.expiry = self._clock.schedule(expires_at, lambda at: self._terminate(pool, at))
+        return PoolKept(pool, expires_at)
 
     def _leave_available(self, pool: WarmPool) -> None:
         if pool.expiry is not None:
@@ -223,18 +234,12 @@ class WarmPools:
             del pools[pool.pool_id]
             if not pools:
                 del self._available[pool.key]
-            self._on_idle_change(pool.instance_type, -pool.instance_count)
+            self._idle_instances[pool.instance_type] -= pool.instance_count
 
-    def _terminate(self, pool: WarmPool, at: datetime) -> None:
-        if pool.state == WarmPoolStatus.TERMINATED:
-            return
+    def _end(self, pool: WarmPool, at: datetime) -> PoolEnded:
         self._leave_available(pool)
         pool.state = WarmPoolStatus.TERMINATED
         if pool.kept:
             self._kept_instances[pool.instance_type] -= pool.instance_count
         shutil.rmtree(pool.cache_dir, ignore_errors=True)
-        holder = pool.holder
-        if holder.ended_at is not None:
-            holder.warm_pool = WarmPoolView(WarmPoolStatus.TERMINATED, seconds_between(holder.ended_at, at))
-            holder.last_modified = max(holder.last_modified, at)
-        self._on_terminated(pool, at)
+        return PoolEnded(pool, at)
