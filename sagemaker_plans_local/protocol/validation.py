@@ -215,13 +215,13 @@ def _list_walker(shape: Shape) -> _Check:
 
 
 def _map_walker(shape: Shape) -> _Check:
-    key_rules: list[_Rule] | None = None
-    check: _Check | None = None
+    built: tuple[list[_Rule], _Check] | None = None
 
     def walk(value: dict, path: str, out: list) -> None:
-        nonlocal key_rules, check
-        if check is None:
-            key_rules, check = _rules(shape.key), _checker(shape.value)
+        nonlocal built
+        if built is None:
+            built = _rules(shape.key), _checker(shape.value)
+        key_rules, check = built
         for key in sorted(value):
             failures = [wording for fails, wording in key_rules if fails(key)]
             if failures:

@@ -18,6 +18,7 @@ import importlib
 import logging
 import sys
 import threading
+from types import FrameType
 
 from sagemaker_plans_local.sdk import routing
 from sagemaker_plans_local.sdk.major import sdk_major
@@ -65,7 +66,7 @@ class _NoticeFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.msg != self._notice:
             return True
-        frame = sys._getframe(1)
+        frame: FrameType | None = sys._getframe(1)
         while frame is not None and frame.f_code.co_filename != self._file:
             frame = frame.f_back
         session = frame.f_locals.get("sagemaker_session") if frame is not None else None
