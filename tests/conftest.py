@@ -2,6 +2,7 @@ import pytest
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.sdk.major import sdk_major
+from tests.sdk_split import mark_sdk_tests
 
 # Examples written for one SDK major are collected under that major only (`make test` runs both).
 collect_ignore = ["test_examples_v3.py"] if sdk_major() == 2 else ["test_examples_v2.py"]
@@ -9,6 +10,11 @@ collect_ignore = ["test_examples_v3.py"] if sdk_major() == 2 else ["test_example
 # The suite's own fixtures are the package's pytest plugin (entry point pytest11).
 START = FIXTURE_START
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+
+
+def pytest_collection_modifyitems(items):
+    # `sdk`: the tests that can depend on the SDK major, the only ones `make test` runs twice.
+    mark_sdk_tests(items)
 
 
 @pytest.fixture

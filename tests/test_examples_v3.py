@@ -5,7 +5,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
+#: The examples are SDK scripts run by path (tests/sdk_split.py reads no further than this file).
+pytestmark = pytest.mark.sdk
 
 
 def test_v3_model_trainer_example_shows_the_seed_flow():
