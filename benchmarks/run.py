@@ -24,6 +24,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # the helpers next to this file, also when imported as a module
@@ -36,18 +37,17 @@ import botocore  # noqa: E402
 from bench_capacity import run_capacity  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
-from bench_measure import Latencies, micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_pools import run_pool_latency  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_startup import run_startup  # noqa: E402
 from bench_train import run_train  # noqa: E402
-from bench_workload import LIST_PAGE, OPERATIONS, START, Moto, Ours, Stubbed, job_request  # noqa: E402
+from bench_workload import LIST_PAGE, OPERATIONS, Moto, Ours, Stubbed  # noqa: E402
 
 #: Targets for describe_training_job throughput (ours / other implementation).
 DESCRIBE_VS_MOTO = 10.0
 DESCRIBE_VS_STUBBER = 0.4
-#: Target for CreateTrainingJob latency with many non-matching Available pools vs none.
-POOL_LATENCY_RATIO = 1.3
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,11 @@ class Config:
     probes: int  # timed CreateTrainingJob calls per configuration
     block: int  # probes are interleaved across configurations in blocks of this size
     profile_calls: int
+    # gc.freeze() what is alive before each section and the throughput set-up (moto's models,
+    # the seed jobs), so the full collections before timed batches skip it (0.15 s each once
+    # moto is loaded). Quick only: full runs keep the collector seeing everything, as their
+    # published figures were measured.
+    freeze_setup: bool = False
 
 
 FULL = Config(
@@ -80,7 +85,7 @@ FULL = Config(
 )
 QUICK = Config(
     "quick",
-    seeds=100,
+    seeds=20,
     warmup_calls=10,
     batch_seconds=0.02,
     min_calls=10,
@@ -90,6 +95,7 @@ QUICK = Config(
     probes=60,
     block=20,
     profile_calls=200,
+    freeze_setup=True,
 )
 
 
@@ -203,137 +209,18 @@ def run_throughput(config: Config) -> None:
         if mock is not None:
             implementations.append(Moto(config.seeds))
         implementations.append(Stubbed(ours))
+        if config.freeze_setup:
+            gc.collect()
+            gc.freeze()
         results = measure_throughput(implementations, config)
     finally:
+        if config.freeze_setup:
+            gc.unfreeze()
         for impl in implementations:
             impl.close()
         if mock is not None:
             mock.stop()
     report_throughput(results, [impl.name for impl in implementations], config)
-
-
-# -- 2. CreateTrainingJob latency with many Available non-matching warm pools --------
-
-
-def build_backend(jobs: int, keep_alive: int):
-    """A backend with ``jobs`` Completed jobs, each on its own RoleArn (so no two match).
-
-    With ``keep_alive`` every job leaves an Available warm pool; without, none.
-    Everything goes through the public boto3 client and clock.
-    """
-    from sagemaker_plans_local import LocalBackend
-
-    backend = LocalBackend(start_time=START)
-    backend.settings.instance_quota = None  # a load test holds more instances than any account quota
-    client = backend.client()
-    names = [f"pool-{i:05d}" for i in range(jobs)]
-    started = time.perf_counter()
-    for name in names:
-        client.create_training_job(**job_request(name, role=name, keep_alive=keep_alive))
-    created = time.perf_counter() - started
-    started = time.perf_counter()
-    backend.clock.advance(900)  # cold start 180 s + runtime 600 s: all Completed
-    advanced = time.perf_counter() - started
-    for name in sorted({names[0], names[len(names) // 2], names[-1]}) if names else ():
-        described = client.describe_training_job(TrainingJobName=name)
-        pool = (described.get("WarmPoolStatus") or {}).get("Status")
-        expected = "Available" if keep_alive else None
-        if described["TrainingJobStatus"] != "Completed" or pool != expected:
-            raise RuntimeError(
-                f"{name}: {described['TrainingJobStatus']}, warm pool {pool}; "
-                f"expected Completed, warm pool {expected}"
-            )
-    return backend, client, names, created, advanced
-
-
-def run_pool_latency(config: Config) -> None:
-    n = config.pools
-    print(f"\n2. CreateTrainingJob latency with {n:,} Available non-matching warm pools vs none")
-    configurations = []  # (label, backend, client)
-    try:
-        backend, client, _, _, _ = build_backend(0, keep_alive=0)
-        configurations.append(("fresh: no jobs, no pools", backend, client))
-        backend, client, pool_names, created, advanced = build_backend(n, keep_alive=3600)
-        configurations.append((f"{n:,} jobs, {n:,} Available pools", backend, client))
-        print(
-            f"   built {n:,} pools through boto3: {created:.1f} s of CreateTrainingJob "
-            f"({n / created:,.0f}/s), {advanced:.2f} s of clock.advance(900); sampled "
-            "describe: WarmPoolStatus Available"
-        )
-        backend, client, _, created, _ = build_backend(n, keep_alive=0)
-        configurations.append((f"control: {n:,} jobs, no pools", backend, client))
-
-        latencies = {label: Latencies() for label, _, _ in configurations}
-        probe = 0
-
-        def probe_requests(count: int) -> list[dict]:
-            nonlocal probe
-            requests = [
-                job_request(f"probe-{probe + i:06d}", role="probe", keep_alive=3600) for i in range(count)
-            ]
-            probe += count
-            return requests
-
-        for _, _, client in configurations:  # warm-up, unmeasured
-            for request in probe_requests(config.block):
-                client.create_training_job(**request)
-        # A full (generation-2) collection scans every live object in the process,
-        # i.e. all three backends at once (~0.3 s with 20,000 jobs alive), and
-        # lands on whichever configuration happens to be running.  As timeit does,
-        # keep the collector off while timing, so the figures are the calls' own cost.
-        gc.collect()
-        gc.disable()
-        try:
-            clock = time.process_time  # CPU time: other processes on the machine do not count
-            for block in range(config.probes // config.block):
-                turn = block % len(configurations)
-                for label, _, client in configurations[turn:] + configurations[:turn]:
-                    create, record = client.create_training_job, latencies[label].record
-                    for request in probe_requests(config.block):
-                        started = clock()
-                        create(**request)
-                        record(clock() - started)
-        finally:
-            gc.enable()
-
-        # The probes must not have claimed any pool (their RoleArn matches none).
-        loaded = configurations[1][2]
-        reused = loaded.list_training_jobs(WarmPoolStatusEquals="Reused", MaxResults=1)
-        sample = loaded.describe_training_job(TrainingJobName=pool_names[0])["WarmPoolStatus"]["Status"]
-        if reused["TrainingJobSummaries"] or sample != "Available":
-            raise RuntimeError("a probe job claimed a warm pool it should not match")
-
-        summaries = {label: latencies[label].summary() for label, _, _ in configurations}
-        probes = len(latencies[configurations[0][0]].values)
-        print(
-            f"   {probes:,} timed calls per configuration (distinct names, RoleArn matching no pool; "
-            f"interleaved in blocks of {config.block}; garbage collector off while timing); "
-            "latency in microseconds"
-        )
-        rows = [
-            [
-                label,
-                micros(s["mean"]),
-                micros(s["median"]),
-                micros(s["p90"]),
-                micros(s["p99"]),
-                micros(s["max"]),
-            ]
-            for label, s in summaries.items()
-        ]
-        print(table(["configuration", "mean", "median", "p90", "p99", "max"], rows))
-        fresh, pools, control = (summaries[label] for label, _, _ in configurations)
-        for stat in ("median", "mean"):
-            value = pools[stat] / fresh[stat]
-            print(
-                f"   {stat:>6} ratio pools/fresh: {ratio(value)}  "
-                f"{verdict(value <= POOL_LATENCY_RATIO)} (target within {POOL_LATENCY_RATIO:g}x)"
-                f"   [control/fresh {ratio(control[stat] / fresh[stat])}, "
-                f"pools/control {ratio(pools[stat] / control[stat])}]"
-            )
-    finally:
-        for _, backend, _ in configurations:
-            backend.close()
 
 
 #: Each section's ``--skip-<name>`` flag and what it skips.
@@ -347,6 +234,31 @@ SECTIONS = (
     ("capacity", "section 7 (capacity inventory add and sell cost as blocks pile up)"),
     ("startup", "section 8 (first client in a fresh process; the README's Estimator().fit())"),
 )
+
+
+def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
+    """Each section's run (by its ``SECTIONS`` name), sized for ``config``; ``quick`` shrinks sizes and repeats."""
+    return {
+        "throughput": lambda: run_throughput(config),
+        "pools": lambda: run_pool_latency(config.pools, config.probes, config.block),
+        "search": lambda: run_search(calls=200 if quick else 2_000, repeats=2 if quick else 5),
+        "fit": lambda: run_fit(
+            fits=1 if quick else 6,
+            splits=1 if quick else 3,
+            moto_waits=0 if quick else 3,
+            moto_submits=1 if quick else 5,
+            pairs=1 if quick else 3,
+            what_ifs=0 if quick else 3,
+        ),
+        "lists": lambda: run_lists(
+            small=200, large=1_000 if quick else 20_000, calls=5 if quick else 50, repeats=2 if quick else 7
+        ),
+        "train": lambda: run_train(trains=1 if quick else 6),
+        "capacity": lambda: run_capacity(
+            sizes=(300, 3_000) if quick else (300, 3_000, 10_000), repeats=1 if quick else 5
+        ),
+        "startup": lambda: run_startup(repeats=1 if quick else 9, later_fits=1 if quick else 6),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -380,36 +292,13 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     print(banner(config))
-    if not args.skip_throughput:
-        run_throughput(config)
-    if not args.skip_pools:
-        run_pool_latency(config)
-    if not args.skip_search:
-        run_search(calls=200 if args.quick else 2_000, repeats=2 if args.quick else 5)
-    if not args.skip_fit:
-        run_fit(
-            fits=2 if args.quick else 6,
-            splits=1 if args.quick else 3,
-            moto_waits=0 if args.quick else 3,
-            moto_submits=2 if args.quick else 5,
-            pairs=1 if args.quick else 3,
-            what_ifs=1 if args.quick else 3,
-        )
-    if not args.skip_lists:
-        run_lists(
-            small=200,
-            large=2_000 if args.quick else 20_000,
-            calls=5 if args.quick else 50,
-            repeats=2 if args.quick else 7,
-        )
-    if not args.skip_train:
-        run_train(trains=2 if args.quick else 6)
-    if not args.skip_capacity:
-        run_capacity(
-            sizes=(300, 3_000) if args.quick else (300, 3_000, 10_000), repeats=2 if args.quick else 5
-        )
-    if not args.skip_startup:
-        run_startup(repeats=2 if args.quick else 9, later_fits=2 if args.quick else 6)
+    runs = section_runs(config, args.quick)
+    for name, _ in SECTIONS:
+        if not getattr(args, f"skip_{name}"):
+            if config.freeze_setup:  # what earlier sections left alive is out of the collector's way
+                gc.collect()
+                gc.freeze()
+            runs[name]()
     if args.profile:
         run_profile(config.seeds, config.warmup_calls, config.profile_calls, args.profile)
     print(f"\nTargets are reported, not enforced. Total time {time.perf_counter() - started:.1f} s.")
