@@ -4,6 +4,7 @@ ParamValidationError; a rejected request changes nothing and an accepted create
 is describable.  (Raw bodies, past botocore's checks: test_raw_json_fuzz.py.)"""
 
 import copy
+import functools
 
 import pytest
 from botocore import xform_name
@@ -46,6 +47,7 @@ def valid_create_requests():
     )
 
 
+@functools.lru_cache(maxsize=None)  # built once per operation: drawing from it is what each example does
 def requests(operation):
     shape = MODEL.operation_model(operation).input_shape
     generated = for_shape(shape)
@@ -73,8 +75,8 @@ def snapshot(sm):
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(data=st.data())
-def test_generated_requests(backend, operation, data):
-    sm = backend.client()
+def test_generated_requests(backend, sm, operation, data):
+    # backend, sm: one backend and client per operation, shared by its examples (state checked by snapshot)
     for name in EXISTING:
         if name not in snapshot(sm):
             sm.create_training_job(**create_request(name))
