@@ -15,7 +15,9 @@ from botocore.client import ClientCreator
 
 _lock = threading.RLock()
 _active: list["Activation"] = []
-_original_create_client = None
+#: botocore's own create_client, captured by the first activation. It is kept after the last
+#: activation closes, so a client creation still running in another thread finishes on it.
+_original_create_client: Callable = ClientCreator.create_client
 
 
 class Activation:
@@ -60,4 +62,8 @@ def activated(activation: Activation) -> Iterator[Activation]:
             _active.remove(activation)
             if not _active:
                 ClientCreator.create_client = _original_create_client
-                _original_create_client = None
+                #: botocore's own create_client, captured by the first activation. It is kept after the last
+
+
+#: activation closes, so a client creation still running in another thread finishes on it.
+_original_create_client: Callable = ClientCreator.create_client

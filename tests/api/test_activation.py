@@ -38,3 +38,33 @@ def test_nested_activation_uses_the_innermost_backend(backend, tmp_path):
             outer = boto3.client("sagemaker", region_name="us-east-1")
             assert outer.list_training_jobs()["TrainingJobSummaries"] == []
         assert other.client().list_training_jobs()["TrainingJobSummaries"][0]["TrainingJobName"] == "inner"
+
+
+def test_a_client_made_while_the_last_activation_closes_is_still_made(monkeypatch):
+    """Another thread may close the last activation while a client is being created."""
+    import contextlib
+
+    from sagemaker_plans_local.transport.activation import Activation, activated
+
+    monkeypatch.delenv("AWS_DEFAULT_REGION", raising=False)
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", "/nonexistent")
+    stack = contextlib.ExitStack()
+
+    class ClosingMidCreation(Activation):
+        """Reading its region (inside the wrapped create_client) closes the activation."""
+
+        @property
+        def region(self):
+            stack.close()
+            return "eu-west-1"
+
+        @region.setter
+        def region(self, value):
+            pass
+
+    original = ClientCreator.create_client
+    stack.enter_context(activated(ClosingMidCreation(lambda client, enabled: None, "eu-west-1")))
+    client = boto3.client("sts", aws_access_key_id="testing", aws_secret_access_key="testing")
+    assert client.meta.region_name == "eu-west-1"
+    assert ClientCreator.create_client is original
