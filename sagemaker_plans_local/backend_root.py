@@ -17,7 +17,7 @@ from pathlib import Path
 try:
     import fcntl
 except ImportError:  # pragma: no cover - Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # no locking without it
 
 LOCK_FILE = ".sagemaker-plans-local.lock"
 
