@@ -213,14 +213,7 @@ class InstanceContract:
         framework_params = {k: v for k, v in sm.items() if k not in TOOLKIT_HYPERPARAMETERS}
         groups = resource_config["instance_groups"]
         group_names = [g["instance_group_name"] for g in groups]
-        distribution_groups = sm.get("sagemaker_distribution_instance_groups")
-        if distribution_groups is None:
-            distribution_groups = (
-                [self.host.group] if any(framework_params.get(f) for f in DISTRIBUTION_FLAGS) else []
-            )
-        distribution_hosts = [
-            h for g in groups if g["instance_group_name"] in distribution_groups for h in g["hosts"]
-        ]
+        distribution_groups, distribution_hosts = self._distribution(groups, framework_params)
         hosts = resource_config["hosts"]
         master = distribution_hosts[0] if distribution_hosts else hosts[0]
         program = self.entry_point
@@ -261,6 +254,18 @@ class InstanceContract:
             "resource_config": resource_config,
             "user_entry_point": program,
         }
+
+    def _distribution(self, groups: list[dict], framework_params: dict) -> tuple[list[str], list[str]]:
+        """The instance groups a distributed run spans, and their hosts."""
+        distribution_groups = self.sagemaker_hyperparameters.get("sagemaker_distribution_instance_groups")
+        if distribution_groups is None:
+            distribution_groups = (
+                [self.host.group] if any(framework_params.get(f) for f in DISTRIBUTION_FLAGS) else []
+            )
+        distribution_hosts = [
+            h for g in groups if g["instance_group_name"] in distribution_groups for h in g["hosts"]
+        ]
+        return distribution_groups, distribution_hosts
 
     def sm_variables(self) -> dict[str, str]:
         """The toolkit's ``Environment.to_env_vars()``: every ``SM_*`` variable."""

@@ -20,16 +20,13 @@ import signal
 import sys
 import threading
 import time
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
-
-import attrs
 
 from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.runtime.contract import (
     CONTAINER_CWD,
-    LOG_GROUP,
     Host,
     InstanceContract,
     InstanceTree,
@@ -47,15 +44,20 @@ from sagemaker_plans_local.runtime.environments import (
 )
 from sagemaker_plans_local.runtime.inputs import (
     ClientError,
-    Snapshot,
     SourceError,
     download_channels,
     download_checkpoints,
     fetch_source,
 )
+from sagemaker_plans_local.runtime.instances import (
+    SETUP_EXIT_CODE,
+    InstanceLog,
+    InstanceOutcome,
+    failure_reason,
+    limit_reason,
+)
 from sagemaker_plans_local.runtime.outputs import upload_artifacts, upload_checkpoints
 from sagemaker_plans_local.runtime.processes import (
-    ManagedProcess,
     ProcessGroup,
     Stopped,
     exit_code,
@@ -70,9 +72,6 @@ if TYPE_CHECKING:
 STOP_GRACE_SECONDS = 5.0
 #: Exit code of a run stopped before its processes started (as if killed by SIGTERM).
 STOPPED_EXIT_CODE = exit_code(-signal.SIGTERM)
-#: Exit code of a run that failed before the entry point ran (inputs, code, internal error).
-SETUP_EXIT_CODE = 1
-REASON_LIMIT = 1024
 #: The virtualenv's directory: in the job's directory (script mode) or the instance's (container).
 VENV = "venv"
 
@@ -180,30 +179,6 @@ class LocalExecutor:
             shutil.rmtree(self.root / "instances" / run.key, ignore_errors=True)
 
 
-@attrs.define
-class InstanceOutcome:
-    exit_code: int = SETUP_EXIT_CODE
-    failure_reason: str | None = None
-    tree: InstanceTree | None = None  # set once the inputs are in place (outputs are packed)
-    checkpoints: tuple[str, Path, Snapshot] | None = None
-
-
-class InstanceLog:
-    """An instance's log stream; each line is stamped ``virtual start + real elapsed``."""
-
-    def __init__(self, store: Any, stream: str, at: datetime, started: float) -> None:
-        self.stream = stream
-        self._store = store
-        self._at = at
-        self._started = started
-        self._lock = threading.Lock()
-
-    def line(self, text: str, is_stderr: bool = False) -> None:
-        with self._lock:  # one order for stdout and stderr: the timestamps'
-            stamp = self._at + timedelta(seconds=time.monotonic() - self._started)
-            self._store.append(LOG_GROUP, self.stream, stamp, text)
-
-
 class LocalRun:
     """One run of a job's entry point on all its instances (the domain's ``Run``)."""
 
@@ -270,7 +245,7 @@ class LocalRun:
             result = RunResult(
                 SETUP_EXIT_CODE,
                 self._since_start(),
-                _limit(f"InternalServerError: {type(error).__name__}: {error}"),
+                limit_reason(f"InternalServerError: {type(error).__name__}: {error}"),
             )
         finally:
             self._group.close()
@@ -327,17 +302,17 @@ class LocalRun:
             code, process = run_to_end(self._group, argv, tree.code, env, log.line)
             outcome.exit_code = code
             if code != 0:
-                outcome.failure_reason = _failure_reason(tree.failure_file, process, code)
+                outcome.failure_reason = failure_reason(tree.failure_file, process, code)
         except Stopped:
             outcome.exit_code = STOPPED_EXIT_CODE
             outcome.failure_reason = "The run was stopped before the entry point started"
         except InstallError as error:
             outcome.exit_code, outcome.failure_reason = error.exit_code or SETUP_EXIT_CODE, str(error)
         except (ClientError, SourceError) as error:
-            outcome.exit_code, outcome.failure_reason = SETUP_EXIT_CODE, _limit(str(error))
+            outcome.exit_code, outcome.failure_reason = SETUP_EXIT_CODE, limit_reason(str(error))
         except Exception as error:
             outcome.exit_code = SETUP_EXIT_CODE
-            outcome.failure_reason = _limit(f"InternalServerError: {type(error).__name__}: {error}")
+            outcome.failure_reason = limit_reason(f"InternalServerError: {type(error).__name__}: {error}")
         if outcome.exit_code != 0:
             with self._lock:
                 first = self._failure is None
@@ -414,18 +389,3 @@ class LocalRun:
             if outcome.checkpoints is not None:
                 uri, local, baseline = outcome.checkpoints
                 upload_checkpoints(store, uri, local, baseline, facts.region)
-
-
-def _limit(text: str) -> str:
-    return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
-
-
-def _failure_reason(failure_file: Path, process: ManagedProcess, code: int) -> str:
-    """``/opt/ml/output/failure`` if the script wrote one, else its stderr's last lines."""
-    try:
-        written = failure_file.read_text(errors="replace").strip()
-    except OSError:
-        written = ""
-    if written:
-        return _limit(written)
-    return process.stderr_tail.text().strip() or f"ExitCode {code}"

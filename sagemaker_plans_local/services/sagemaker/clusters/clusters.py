@@ -106,6 +106,14 @@ from sagemaker_plans_local.services.sagemaker.clusters.cluster_records import (
     InstanceGroup,
     consumer_key,
 )
+from sagemaker_plans_local.services.sagemaker.clusters.cluster_rules import (
+    NO_RESTRICTED_GROUPS,
+    GroupChange,
+    check_deletions,
+    check_unique,
+    group_changes,
+    plan_for,
+)
 from sagemaker_plans_local.services.sagemaker.plans.offerings import PlanTarget
 from sagemaker_plans_local.services.sagemaker.plans.plan_records import PlanEvent
 from sagemaker_plans_local.services.sagemaker.plans.training_plans import (
@@ -114,7 +122,6 @@ from sagemaker_plans_local.services.sagemaker.plans.training_plans import (
     TrainingPlans,
 )
 from sagemaker_plans_local.services.sagemaker.statuses import (
-    USABLE_PLAN_STATUSES,
     ClusterStatus,
     InstanceGroupStatus,
 )
@@ -183,12 +190,12 @@ class Clusters:
                 f"cluster with this name already exists ({existing.arn})"
             )
         if spec.get("RestrictedInstanceGroups"):
-            raise InvalidRequest("RestrictedInstanceGroups are not supported by sagemaker-plans-local.")
+            raise InvalidRequest(NO_RESTRICTED_GROUPS)
         group_specs = spec.get("InstanceGroups") or []
         if not group_specs:
             raise InvalidRequest("InstanceGroups must contain at least one instance group.")
-        _check_unique([g["InstanceGroupName"] for g in group_specs])
-        planned = [(dict(g), self._plan_for(g, new=True)) for g in group_specs]
+        check_unique([g["InstanceGroupName"] for g in group_specs])
+        planned = [(dict(g), plan_for(self._plans, g, new=True)) for g in group_specs]
         now = self._clock.now()
         sequence = next(self._sequence)
         cluster = Cluster(
@@ -218,43 +225,18 @@ class Clusters:
         group_specs = spec.get("InstanceGroups") or []
         to_delete = list(spec.get("InstanceGroupsToDelete") or [])
         names = [g["InstanceGroupName"] for g in group_specs]
-        _check_unique(names)
-        _check_unique(to_delete, "InstanceGroupsToDelete")
-        for name in to_delete:
-            if name not in cluster.groups:
-                raise InvalidRequest(
-                    f"Instance group {name} in InstanceGroupsToDelete does not exist "
-                    f"in cluster {cluster.name}."
-                )
-            if name in names:
-                raise InvalidRequest(f"Instance group {name} cannot be both updated and deleted.")
+        check_unique(names)
+        check_deletions(cluster, to_delete, names)
         if spec.get("RestrictedInstanceGroups"):
-            raise InvalidRequest("RestrictedInstanceGroups are not supported by sagemaker-plans-local.")
-        changes: list[tuple[dict, InstanceGroup | None, TrainingPlan | None]] = []
-        for group_spec in group_specs:
-            group_spec = dict(group_spec)
-            existing = cluster.groups.get(group_spec["InstanceGroupName"])
-            if existing is None:
-                changes.append((group_spec, None, self._plan_for(group_spec, new=True)))
-                continue
-            group_spec.setdefault("InstanceType", existing.instance_type)
-            if existing.plan is not None:
-                group_spec.setdefault("TrainingPlanArn", existing.spec["TrainingPlanArn"])
-            if group_spec["InstanceType"] != existing.instance_type:
-                raise InvalidRequest(
-                    f"The instance type of instance group {existing.name} cannot be "
-                    f"changed from {existing.instance_type} to {group_spec['InstanceType']}."
-                )
-            if group_spec.get("TrainingPlanArn") != existing.spec.get("TrainingPlanArn"):
-                raise InvalidRequest(
-                    f"The training plan of instance group {existing.name} cannot be changed."
-                )
-            if "InstanceRequirements" in group_spec:
-                raise InvalidRequest(_NO_REQUIREMENTS)
-            if existing.plan is not None:
-                _check_size(group_spec, existing.plan)
-            changes.append((group_spec, existing, existing.plan))
-        # Everything is valid: apply.
+            raise InvalidRequest(NO_RESTRICTED_GROUPS)
+        changes = group_changes(self._plans, cluster, group_specs)
+        self._apply_update(cluster, spec, to_delete, changes)
+        return cluster
+
+    def _apply_update(
+        self, cluster: Cluster, spec: Mapping, to_delete: list[str], changes: list[GroupChange]
+    ) -> None:
+        """Apply a valid UpdateCluster request."""
         now = self._clock.now()
         cluster.status = ClusterStatus.UPDATING
         cluster.last_modified = now
@@ -276,7 +258,6 @@ class Clusters:
         self._schedule_ready(cluster, now)
         for arn in released:
             self._retry(self._plans.get(arn), now)
-        return cluster
 
     def delete(self, name_or_arn: str) -> Cluster:
         cluster = self.get(name_or_arn)
@@ -379,38 +360,6 @@ class Clusters:
                 self._drop_nodes(cluster, group)
 
     # -- helpers -----------------------------------------------------------------
-    def _plan_for(self, group_spec: Mapping, new: bool) -> TrainingPlan | None:
-        """Check a new group's request; returns its training plan, if any."""
-        if "InstanceRequirements" in group_spec:
-            raise InvalidRequest(_NO_REQUIREMENTS)
-        if not group_spec.get("InstanceType"):
-            raise InvalidRequest(
-                f"InstanceType is required for instance group {group_spec['InstanceGroupName']}."
-            )
-        arn = group_spec.get("TrainingPlanArn")
-        if not arn:
-            return None
-        plan = self._plans.get(arn)
-        group = group_spec["InstanceGroupName"]
-        if plan.target != PlanTarget.HYPERPOD_CLUSTER:
-            raise InvalidRequest(
-                f"Training plan {plan.name} targets {plan.target}; it cannot be used "
-                f"for HyperPod cluster instance group {group}."
-            )
-        if group_spec["InstanceType"] != plan.instance_type:
-            raise InvalidRequest(
-                f"The instance type {group_spec['InstanceType']} of instance group "
-                f"{group} does not match the instance type {plan.instance_type} of "
-                f"training plan {plan.name}."
-            )
-        _check_size(group_spec, plan)
-        if new and plan.status not in USABLE_PLAN_STATUSES:
-            raise InvalidRequest(
-                f"Training plan {plan.name} is {plan.status}; only Scheduled or "
-                "Active training plans can be used by an instance group."
-            )
-        return plan
-
     def _arn(self, name: str, sequence: int) -> str:
         digest = hashlib.sha1(f"{self._region}/{self._account_id}/{sequence}/{name}".encode()).hexdigest()
         return (
@@ -420,27 +369,4 @@ class Clusters:
     def _new_node(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> Node:
         return new_node(
             cluster.arn, group.name, group.instance_type, self._region, at, next(self._node_sequence)
-        )
-
-
-_NO_REQUIREMENTS = "InstanceRequirements is not supported by sagemaker-plans-local; specify InstanceType."
-
-
-def _check_unique(names: list[str], member: str = "InstanceGroups") -> None:
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise InvalidRequest(
-                f"Instance group names must be unique within a cluster; {name} "
-                f"appears more than once in {member}."
-            )
-        seen.add(name)
-
-
-def _check_size(group_spec: Mapping, plan: TrainingPlan) -> None:
-    if group_spec["InstanceCount"] > plan.usable_count:  # UltraServer spares are held back
-        raise InvalidRequest(
-            f"The instance count {group_spec['InstanceCount']} of instance group "
-            f"{group_spec['InstanceGroupName']} exceeds the {plan.usable_count} "
-            f"instances of training plan {plan.name}."
         )

@@ -235,13 +235,26 @@ def search_offerings(
     if not picks:
         return []
     number = inventory.next_search_number()
-    offerings = []
-    for pick in picks:
-        blocks = tuple(OfferedBlock(capacity, az, grid.at(j), grid.at(k)) for az, j, k in pick)
-        fee = sum((_fee(prices, capacity, block.duration) for block in blocks), Decimal("0.00"))
-        offering_id = "tpo-" + _digest(number, target, capacity, blocks)
-        offerings.append(PlanOffering(offering_id, target, capacity, blocks, start_after, end_before, fee))
-    return offerings
+    return [
+        _offering(prices, number, target, capacity, grid, pick, start_after, end_before) for pick in picks
+    ]
+
+
+def _offering(
+    prices: PriceList,
+    number: int,
+    target: str,
+    capacity: Capacity,
+    grid: DayGrid,
+    pick: tuple[Slot, ...],
+    start_after: datetime | None,
+    end_before: datetime | None,
+) -> PlanOffering:
+    """The offering of one pick of day slots (search ``number``): its blocks, fee and id."""
+    blocks = tuple(OfferedBlock(capacity, az, grid.at(j), grid.at(k)) for az, j, k in pick)
+    fee = sum((_fee(prices, capacity, block.duration) for block in blocks), Decimal("0.00"))
+    offering_id = "tpo-" + _digest(number, target, capacity, blocks)
+    return PlanOffering(offering_id, target, capacity, blocks, start_after, end_before, fee)
 
 
 def search_extensions(
