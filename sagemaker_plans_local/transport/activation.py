@@ -62,8 +62,3 @@ def activated(activation: Activation) -> Iterator[Activation]:
             _active.remove(activation)
             if not _active:
                 ClientCreator.create_client = _original_create_client
-                #: botocore's own create_client, captured by the first activation. It is kept after the last
-
-
-#: activation closes, so a client creation still running in another thread finishes on it.
-_original_create_client: Callable = ClientCreator.create_client
