@@ -8,15 +8,17 @@ import threading
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Callable, Iterator
 
 import boto3
+from botocore.model import OperationModel
 
 from sagemaker_plans_local.backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
 from sagemaker_plans_local.emulation import Emulation
+from sagemaker_plans_local.protocol.service import Answer, AwsService
 from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
 from sagemaker_plans_local.sdk.major import installed_major
 from sagemaker_plans_local.services.sagemaker.api.service import SageMakerApi
@@ -26,9 +28,8 @@ from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import Reg
 from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
 from sagemaker_plans_local.transport import in_job
 from sagemaker_plans_local.transport.activation import Activation, activated
-from sagemaker_plans_local.transport.botocore_hook import BotocoreHook
 from sagemaker_plans_local.transport.refusal import refuse_other_services
-from sagemaker_plans_local.transport.service_hook import Service, ServiceHook
+from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 #: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
 #: a test checks them), so a session's hooks are registered without reading the models.
@@ -73,7 +74,8 @@ class LocalBackend:
         self._closer = weakref.finalize(self, _shut_down, emulation, held)
         emulation.region_setup.append(_weak_setup(self))
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
-        self._sagemaker = SageMakerApi(emulation)
+        self._sagemaker_api = SageMakerApi(emulation)
+        self._sagemaker = _Documents(self._sagemaker_api)
         self._services = _Services(functools.partial(_companion, emulation=emulation, account_id=account_id))
 
     # -- public surface ------------------------------------------------------
@@ -233,11 +235,11 @@ class LocalBackend:
         """One in-process hook per emulated service (each keeps the backend alive)."""
         return {name: self._hook(name, enabled) for name in EMULATED_SERVICES}
 
-    def _hook(self, service_name: str, enabled: Callable[[], bool]) -> BotocoreHook | ServiceHook:
-        """The hook answering ``service_name`` (its service is built on its first request)."""
+    def _hook(self, service_name: str, enabled: Callable[[], bool]) -> ServiceHook:
+        """The hook answering ``service_name`` (a companion service is built on its first request)."""
         enabled = _Holding(self, enabled)
         if service_name == "sagemaker":
-            return BotocoreHook("sagemaker", self._sagemaker.handle, enabled)
+            return ServiceHook("sagemaker", self._sagemaker_api, enabled, fast=True)
         return ServiceHook(service_name, _Deferred(self._services, service_name), enabled)
 
     def _equip_region(self, region) -> None:
@@ -297,7 +299,7 @@ def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
         root.release()
 
 
-def _companion(name: str, emulation: Emulation, account_id: str) -> Service:
+def _companion(name: str, emulation: Emulation, account_id: str) -> AwsService:
     """Build the companion service ``name``; its module is imported only now (start-up pays for none)."""
     catch_up = emulation.clock.catch_up
     if name == "s3":
@@ -320,12 +322,12 @@ def _companion(name: str, emulation: Emulation, account_id: str) -> Service:
 class _Services:
     """The companion services (S3, STS, IAM, Logs), each built on its first request."""
 
-    def __init__(self, build: Callable[[str], Service]) -> None:
+    def __init__(self, build: Callable[[str], AwsService]) -> None:
         self._build = build
-        self._built: dict[str, Service] = {}
+        self._built: dict[str, AwsService] = {}
         self._lock = threading.Lock()
 
-    def get(self, name: str) -> Service:
+    def get(self, name: str) -> AwsService:
         service = self._built.get(name)
         if service is None:
             with self._lock:
@@ -344,8 +346,28 @@ class _Deferred:
         self.services = services
         self.name = name
 
-    def handle(self, region: str, operation_model, request_dict: dict) -> tuple[int, dict, Any]:
-        return self.services.get(self.name).handle(region, operation_model, request_dict)
+    def handle(self, region: str, operation_model: OperationModel, request: dict) -> Answer:
+        return self.services.get(self.name).handle(region, operation_model, request)
+
+    def failure(self, operation_name: str) -> Answer:
+        return self.services.get(self.name).failure(operation_name)
+
+
+class _Documents:
+    """SageMaker at the JSON-document level: a raw request body in, ``(status, wire document)`` out.
+
+    The request-level path the API tests drive (no botocore client-side checks); it is
+    :meth:`SageMakerApi.handle`'s answer with the body left unserialized.
+    """
+
+    __slots__ = ("api",)
+
+    def __init__(self, api: SageMakerApi) -> None:
+        self.api = api
+
+    def handle(self, region: str, operation_name: str, body: bytes) -> tuple[int, dict]:
+        status, _, answer = self.api.handle(region, operation_name, {"body": body})
+        return status, answer.document
 
 
 _SESSION_LOCK = threading.RLock()  # held while the shared client session is first made

@@ -271,10 +271,15 @@ def read_request(shape: Shape | None, body: bytes | str | None) -> dict:
     (fewer cannot nest deeper; brackets inside strings only over-count).
     """
     document = parse_body(body)
-    opening = (b"{", b"[") if isinstance(body, bytes) else ("{", "[")
-    if body and sum(body.count(bracket) for bracket in opening) > MAX_DEPTH:  # type: ignore[arg-type]
+    if body and _openings(body) > MAX_DEPTH:
         _check_depth(document)
     return document if shape is None else _decoder(shape)(document, "")
+
+
+def _openings(body: bytes | str) -> int:
+    if isinstance(body, bytes):
+        return body.count(b"{") + body.count(b"[")
+    return body.count("{") + body.count("[")
 
 
 def _encode_timestamp(value: Any) -> float:

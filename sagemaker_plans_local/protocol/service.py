@@ -1,90 +1,89 @@
-"""What the SageMaker SDK needs besides SageMaker: STS, IAM, S3 and CloudWatch Logs.
+"""The base of every emulated service: one request path from a serialized request to an HTTP answer.
 
-Each service is a class whose ``handle(region, operation_model, request_dict)``
-answers one request botocore serialized, with ``(status, headers, body)`` as
-the service would send them on the wire (``body``: bytes, or a binary stream
-for S3's GetObject). :class:`~sagemaker_plans_local.transport.service_hook.ServiceHook`
-hands that answer to botocore's own parser for the service's protocol.
+A service answers ``handle(region, operation, request)`` with an :class:`Answer`
+``(status, headers, body)``, as the service would send it over HTTP. ``request``
+is what botocore serialized (the ``request_dict`` a ``before-call`` handler
+receives: ``body``, ``url_path``, ``query_string``, ``headers`` ...). The base
+does what every service shares: the handler registry (``@operation``), request
+ids, reading and validating the request against the model, the domain-error
+table, ``NotImplemented`` (HTTP 501) for an operation not answered and
+``InternalFailure`` (HTTP 500) for a bug; nothing raises.
 
-Requests are read back and answers written from the botocore shapes
-(:mod:`.xml_wire` for rest-xml and query, :mod:`.wire` for JSON). An
-operation a service does not implement answers HTTP 501 ``NotImplemented``
-naming it; a bug answers HTTP 500 ``InternalFailure``; neither raises.
-
-This module holds the shared machinery; the services live in :mod:`.s3`,
-:mod:`.sts`, :mod:`.iam` and :mod:`.logs` and are re-exported here.
+The protocol subclasses read requests and write answers: :class:`JsonService`
+(awsJson: SageMaker, CloudWatch Logs) keeps its answer a :class:`JsonBody`, the
+wire document serialized only when someone reads it; :class:`QueryService`
+(STS, IAM) writes XML; S3's rest-xml lives in ``services/s3/protocol.py``.
+:class:`~sagemaker_plans_local.transport.service_hook.ServiceHook` hands the
+answer to botocore.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import secrets
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Iterator, NamedTuple, TypeVar
 
 from botocore.model import OperationModel
 
 from sagemaker_plans_local.core.errors import DomainError
-from sagemaker_plans_local.protocol import xml_wire
 from sagemaker_plans_local.protocol.errors import ApiError, constraint_violations
 from sagemaker_plans_local.protocol.json_wire import encode_output, read_request
+from sagemaker_plans_local.protocol.request_ids import new_request_id
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.protocol.validation import violations
 
 log = logging.getLogger(__name__)
 
-Answer = tuple[int, dict, Any]
+#: An operation's handler: ``handler(region, params) -> result`` (a dict of output members).
 Handler = Callable[[str, dict], Any]
+_Function = TypeVar("_Function", bound=Callable[..., Any])
+_OPERATION = "aws_operation"
+
+#: The name S3's rules raise errors under (one class: :class:`ApiError`).
+ServiceError = ApiError
 
 
-class ServiceError(Exception):
-    """An error the service answers with: code, message, HTTP status, extra fields (S3)."""
+class Answer(NamedTuple):
+    """One answer as HTTP: status, headers, body (bytes, a :class:`JsonBody` or a binary stream)."""
 
-    def __init__(
-        self, code: str, message: str, status: int = 400, fields: dict | None = None, sender: bool = True
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.status = status
-        self.fields = fields or {}
-        self.sender = sender
-
-    def __repr__(self) -> str:
-        return f"ServiceError({self.code!r}, {self.message!r}, {self.status})"
+    status: int
+    headers: dict[str, str]
+    body: Any
 
 
-def not_implemented(service_name: str, operation_name: str) -> ServiceError:
-    return ServiceError(
-        "NotImplemented",
-        f"The operation {operation_name} of {service_name} is not implemented by the "
-        "sagemaker-plans-local backend; see docs/backend.md for the operations it emulates.",
-        status=501,
-        sender=False,
-    )
+class JsonBody:
+    """A JSON answer's body: the wire ``document``, serialized only when read (``bytes(body)``)."""
+
+    __slots__ = ("document",)
+
+    def __init__(self, document: dict) -> None:
+        self.document = document
+
+    def __bytes__(self) -> bytes:
+        return json.dumps(self.document).encode()
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        """The body as botocore's ``AWSResponse.raw`` yields it."""
+        yield bytes(self)
 
 
-def internal_failure(operation_name: str) -> ServiceError:
-    return ServiceError(
-        "InternalFailure",
-        f"The backend failed to answer {operation_name}; this is a bug in sagemaker-plans-local.",
-        status=500,
-        sender=False,
-    )
-
-
-def operation(name: str) -> Callable[[Handler], Handler]:
+def operation(name: str) -> Callable[[_Function], _Function]:
     """Mark a method as the handler of the operation ``name``: ``handler(region, params) -> result``."""
 
-    def mark(function: Handler) -> Handler:
-        function.aws_operation = name
+    def mark(function: _Function) -> _Function:
+        setattr(function, _OPERATION, name)
         return function
 
     return mark
 
 
-def new_request_id() -> str:
-    return secrets.token_hex(16).upper()
+def internal_failure(operation_name: str) -> ApiError:
+    return ApiError(
+        "InternalFailure",
+        f"The backend failed to answer {operation_name}; this is a bug in sagemaker-plans-local.",
+        status=500,
+        sender=False,
+    )
 
 
 class AwsService:
@@ -96,50 +95,80 @@ class AwsService:
 
     service_name: ClassVar[str]
     #: domain error class -> (code, HTTP status); the first matching class wins.
-    ERRORS: ClassVar[tuple[tuple[type, str, int], ...]] = ()
+    ERRORS: ClassVar[tuple[tuple[type[DomainError], str, int], ...]] = ()
+    #: the code of a request that violates the model's constraints.
+    VALIDATION_CODE: ClassVar[str] = "ValidationException"
+    #: whether ``NotImplemented`` names the service (SageMaker's, the backend's own, does not).
+    NAMED_IN_ERRORS: ClassVar[bool] = True
 
     def __init__(self, on_request: Callable[[], None] | None = None) -> None:
         self.model = service_model(self.service_name)
-        self.protocol = self.model.metadata["protocol"]
+        self.protocol: str = self.model.metadata["protocol"]
         self._on_request = on_request
-        self._handlers: dict[str, Callable[[str, dict], Any]] = {}
+        self._handlers: dict[str, Handler] = self.handlers()
+
+    def handlers(self) -> dict[str, Handler]:
+        """The operations answered, by name: by default the methods marked ``@operation``."""
+        found: dict[str, Handler] = {}
         for attribute in dir(type(self)):
-            function = getattr(type(self), attribute)
-            name = getattr(function, "aws_operation", None)
+            name = getattr(getattr(type(self), attribute), _OPERATION, None)
             if name is not None:
-                self._handlers[name] = getattr(self, attribute)
+                found[name] = getattr(self, attribute)
+        return found
 
     @property
     def operations(self) -> list[str]:
         """The operations answered (every other one is ``NotImplemented``)."""
         return sorted(self._handlers)
 
-    def handle(self, region: str, operation_model: OperationModel | str, request_dict: dict) -> Answer:
+    def handle(self, region: str, operation_model: OperationModel | str, request: dict | None) -> Answer:
         """Answer one serialized request: (HTTP status, headers, body)."""
         name = operation_model if isinstance(operation_model, str) else operation_model.name
         request_id = new_request_id()
         try:
             handler = self._handlers.get(name)
             if handler is None:
-                raise not_implemented(self.model.service_name, name)
+                raise self.not_implemented(name)
             if self._on_request is not None:
                 self._on_request()
             model = self.model.operation_model(name)
-            return self._answer(handler, region, model, request_dict or {}, request_id)
-        except ServiceError as error:
+            return self._answer(handler, region, model, request or {}, request_id)
+        except ApiError as error:
             return self._error(error, name, request_id)
         except Exception:  # a bug of ours must still reach the caller AWS-shaped
             log.exception("internal error answering %s.%s", self.service_name, name)
             return self._error(internal_failure(name), name, request_id)
 
-    def service_error(self, error: DomainError) -> ServiceError:
+    def failure(self, operation_name: str) -> Answer:
+        """The ``InternalFailure`` answer, for a caller that could not use :meth:`handle`'s."""
+        return self._error(internal_failure(operation_name), operation_name, new_request_id())
+
+    def not_implemented(self, operation_name: str) -> ApiError:
+        """The answer to an operation the service does not implement (HTTP 501)."""
+        owner = f" of {self.service_name}" if self.NAMED_IN_ERRORS else ""
+        return ApiError(
+            "NotImplemented",
+            f"The operation {operation_name}{owner} is not implemented by the sagemaker-plans-local "
+            "backend; see docs/backend.md for the operations it emulates.",
+            status=501,
+            sender=False,
+        )
+
+    def service_error(self, error: DomainError) -> ApiError:
         """The service's answer to a domain error (``TypeError`` if unmapped: a bug)."""
         for kind, code, status in self.ERRORS:
             if isinstance(error, kind):
-                return ServiceError(code, error.message, status)
+                return ApiError(code, error.message, status)
         raise TypeError(f"unmapped domain error {type(error).__name__}")
 
-    def _call(self, handler: Callable[[str, dict], Any], region: str, params: dict) -> Any:
+    def _validate(self, model: OperationModel, params: dict) -> None:
+        if model.input_shape is not None:
+            problems = violations(model.input_shape, params)
+            if problems:
+                raise ApiError(self.VALIDATION_CODE, constraint_violations(problems).message)
+
+    def _call(self, handler: Handler, region: str, params: dict) -> Any:
+        """Run the handler (the request guard: subclasses wrap it, e.g. in a lock)."""
         try:
             return handler(region, params)
         except DomainError as error:
@@ -147,18 +176,18 @@ class AwsService:
 
     # -- protocol hooks -------------------------------------------------------------------
     def _answer(
-        self, handler, region: str, model: OperationModel, request_dict: dict, request_id: str
+        self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
     ) -> Answer:
         raise NotImplementedError
 
-    def _error(self, error: ServiceError, operation_name: str, request_id: str) -> Answer:
+    def _error(self, error: ApiError, operation_name: str, request_id: str) -> Answer:
         raise NotImplementedError
 
 
 class QueryService(AwsService):
     """An AWS query-protocol service (STS, IAM): form fields in, XML out."""
 
-    VALIDATION_CODE: ClassVar[str] = "ValidationError"
+    VALIDATION_CODE = "ValidationError"
 
     @property
     def namespace(self) -> str:
@@ -167,74 +196,54 @@ class QueryService(AwsService):
             or f"https://{self.service_name}.amazonaws.com/doc/{self.model.api_version}/"
         )
 
-    def _answer(self, handler, region, model, request_dict, request_id):
+    def _answer(
+        self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
+    ) -> Answer:
+        from sagemaker_plans_local.protocol import xml_wire  # loaded with the first query service
+
         try:
-            params = xml_wire.read_query_request(model.input_shape, request_dict.get("body"))
+            params = xml_wire.read_query_request(model.input_shape, request.get("body"))
         except xml_wire.MalformedRequest as error:
-            raise ServiceError("MalformedQueryString", error.message) from None
-        if model.input_shape is not None:
-            problems = violations(model.input_shape, params)
-            if problems:
-                raise ServiceError(self.VALIDATION_CODE, constraint_violations(problems).message)
+            raise ApiError("MalformedQueryString", error.message) from None
+        self._validate(model, params)
         result = self._call(handler, region, params) or {}
         body = xml_wire.query_response(model, result, request_id, self.namespace)
-        return 200, {"x-amzn-RequestId": request_id, "Content-Type": "text/xml"}, body
+        return Answer(200, {"x-amzn-RequestId": request_id, "Content-Type": "text/xml"}, body)
 
-    def _error(self, error, operation_name, request_id):
+    def _error(self, error: ApiError, operation_name: str, request_id: str) -> Answer:
+        from sagemaker_plans_local.protocol import xml_wire
+
         body = xml_wire.query_error(error.code, error.message, request_id, self.namespace, error.sender)
-        return error.status, {"x-amzn-RequestId": request_id, "Content-Type": "text/xml"}, body
+        return Answer(error.status, {"x-amzn-RequestId": request_id, "Content-Type": "text/xml"}, body)
 
 
 class JsonService(AwsService):
-    """An AWS JSON-protocol service (CloudWatch Logs)."""
+    """An AWS JSON-protocol service (SageMaker, CloudWatch Logs): its answers' bodies are JsonBody."""
 
-    VALIDATION_CODE: ClassVar[str] = "ValidationException"
+    def __init__(self, on_request: Callable[[], None] | None = None) -> None:
+        super().__init__(on_request)
+        self.content_type = f"application/x-amz-json-{self.model.metadata.get('jsonVersion', '1.1')}"
 
-    @property
-    def content_type(self) -> str:
-        return f"application/x-amz-json-{self.model.metadata.get('jsonVersion', '1.1')}"
-
-    def _answer(self, handler, region, model, request_dict, request_id):
-        try:
-            params = read_request(model.input_shape, xml_wire.read_body(request_dict.get("body")))
-        except ApiError as error:  # what the JSON deserializer refuses
-            raise ServiceError(error.code, error.message) from None
-        if model.input_shape is not None:
-            problems = violations(model.input_shape, params)
-            if problems:
-                raise ServiceError(self.VALIDATION_CODE, constraint_violations(problems).message)
+    def _answer(
+        self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
+    ) -> Answer:
+        body = request.get("body")
+        params = read_request(model.input_shape, body if isinstance(body, bytes) else _bytes(body))
+        self._validate(model, params)
         result = self._call(handler, region, params) or {}
         document = encode_output(model.output_shape, result) if model.output_shape is not None else {}
-        return (
-            200,
-            {"x-amzn-RequestId": request_id, "Content-Type": self.content_type},
-            json.dumps(document).encode("utf-8"),
-        )
+        return Answer(200, self._headers(request_id), JsonBody(document))
 
-    def _error(self, error, operation_name, request_id):
+    def _error(self, error: ApiError, operation_name: str, request_id: str) -> Answer:
         document = {"__type": error.code, "message": error.message}
-        return (
-            error.status,
-            {"x-amzn-RequestId": request_id, "Content-Type": self.content_type},
-            json.dumps(document).encode("utf-8"),
-        )
+        return Answer(error.status, self._headers(request_id), JsonBody(document))
+
+    def _headers(self, request_id: str) -> dict[str, str]:
+        return {"x-amzn-requestid": request_id, "content-type": self.content_type}
 
 
-def __getattr__(name: str) -> Any:  # re-export the services without an import cycle
-    if name == "S3Api":
-        from sagemaker_plans_local.services.s3.api import S3Api
+def _bytes(body: Any) -> bytes:
+    """A request body botocore handed as other than bytes (str, a stream, nothing)."""
+    from sagemaker_plans_local.protocol.xml_codec import read_body
 
-        return S3Api
-    if name == "StsApi":
-        from sagemaker_plans_local.services.iam_sts.sts import StsApi
-
-        return StsApi
-    if name == "IamApi":
-        from sagemaker_plans_local.services.iam_sts.iam import IamApi
-
-        return IamApi
-    if name == "LogsApi":
-        from sagemaker_plans_local.services.logs.api import LogsApi
-
-        return LogsApi
-    raise AttributeError(name)
+    return read_body(body)

@@ -40,7 +40,7 @@ def test_logs_answers_any_body(services, operation, data):
     status, _, answer = services.apis["logs"].handle("us-east-1", operation, {"body": body})
     assert status in (200, 400), answer
     if status == 400:
-        assert json.loads(answer)["__type"] in (
+        assert json.loads(bytes(answer))["__type"] in (
             "SerializationException",
             "InvalidParameterException",
             "ResourceNotFoundException",
@@ -59,7 +59,7 @@ def test_logs_answers_any_body(services, operation, data):
 )
 def test_logs_bad_bodies(services, body, code):
     status, _, answer = services.apis["logs"].handle("us-east-1", "DescribeLogStreams", {"body": body})
-    assert (status, json.loads(answer)["__type"]) == (400, code)
+    assert (status, json.loads(bytes(answer))["__type"]) == (400, code)
 
 
 QUERY_TEXT = st.one_of(

@@ -20,12 +20,13 @@ import json
 import re
 import threading
 from datetime import datetime, timezone
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import quote
 
 from sagemaker_plans_local.core.arns import arn
 from sagemaker_plans_local.core.clock import Clock
-from sagemaker_plans_local.protocol.service import QueryService, ServiceError, operation
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.service import QueryService, operation
 
 #: An IAM principal's ARN: partition, account, kind (user, group, role), path and name.
 _PRINCIPAL = re.compile(
@@ -72,11 +73,11 @@ class IamApi(QueryService):
     def _check_principal(self, source_arn: str) -> None:
         principal = _PRINCIPAL.fullmatch(source_arn)
         if principal is None:
-            raise ServiceError(
+            raise ApiError(
                 "InvalidInput", f"Invalid ARN: {source_arn} is not the ARN of a user, group or role."
             )
         if principal["account"] != self.account_id:
-            raise ServiceError(
+            raise ApiError(
                 "NoSuchEntity",
                 f"The {principal['kind']} with name {principal['name']} cannot be found.",
                 status=404,
@@ -106,7 +107,7 @@ class IamApi(QueryService):
 
 def _allowed(action: str, resources: list[str]) -> dict:
     """An ``allowed`` EvaluationResult for ``action`` on ``resources`` (``*`` when none)."""
-    result = {
+    result: dict[str, Any] = {
         "EvalActionName": action,
         "EvalResourceName": resources[0] if resources else "*",
         "EvalDecision": "allowed",
@@ -131,5 +132,5 @@ def _marker(marker: str | None, count: int) -> int:
     if marker is None:
         return 0
     if not marker.isdigit() or int(marker) > count:
-        raise ServiceError("InvalidInput", f"Invalid Marker: {marker}.")
+        raise ApiError("InvalidInput", f"Invalid Marker: {marker}.")
     return int(marker)

@@ -16,7 +16,8 @@ import json
 from typing import Callable
 
 from sagemaker_plans_local.core.arns import arn
-from sagemaker_plans_local.protocol.service import JsonService, ServiceError, operation
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.service import JsonService, operation
 from sagemaker_plans_local.services.logs.streams import (
     InvalidLogRequest,
     LogGroupAlreadyExists,
@@ -77,7 +78,7 @@ class LogsApi(JsonService):
         order_by = params.get("orderBy", "LogStreamName")
         prefix = params.get("logStreamNamePrefix")
         if order_by == "LastEventTime" and prefix is not None:
-            raise ServiceError(
+            raise ApiError(
                 "InvalidParameterException", "Cannot order by LastEventTime with a logStreamNamePrefix."
             )
         streams = self._store_for(region).streams(
@@ -139,7 +140,7 @@ def _offset(token: str | None) -> int:
     except (ValueError, KeyError, TypeError, binascii.Error):
         offset = None
     if not isinstance(offset, int) or offset < 0:
-        raise ServiceError("InvalidParameterException", "The specified nextToken is invalid.")
+        raise ApiError("InvalidParameterException", "The specified nextToken is invalid.")
     return offset
 
 
@@ -150,7 +151,7 @@ def _group_name(params: dict) -> str:
         return group
     identifier = params.get("logGroupIdentifier")
     if identifier is None:
-        raise ServiceError(
+        raise ApiError(
             "InvalidParameterException", "Either logGroupName or logGroupIdentifier must be specified."
         )
     return identifier.split(":log-group:", 1)[-1].removesuffix(":*")

@@ -15,10 +15,11 @@ requests (botocore then reports the HTTP status, e.g. code ``404``).
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 from urllib.parse import quote
 
-from sagemaker_plans_local.protocol.service import ServiceError, operation
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.service import operation
 from sagemaker_plans_local.services.s3 import objects as store
 from sagemaker_plans_local.services.s3.objects import StoredObject
 from sagemaker_plans_local.services.s3.protocol import MAX_KEYS, US_EAST_1, S3Protocol
@@ -46,7 +47,7 @@ class S3Api(S3Protocol):
         prefix = params.get("Prefix") or ""
         bucket_region = params.get("BucketRegion")
         after = decode_token(params.get("ContinuationToken"))
-        buckets = []
+        buckets: list[dict[str, Any]] = []
         for name, created in self.objects.list_buckets():
             if not name.startswith(prefix) or (after is not None and name <= after):
                 continue
@@ -58,7 +59,7 @@ class S3Api(S3Protocol):
         limit = params.get("MaxBuckets")
         if limit is not None:
             if not 1 <= limit <= 10000:
-                raise ServiceError(
+                raise ApiError(
                     "InvalidArgument", "Argument max-buckets must be an integer between 1 and 10000"
                 )
             if len(buckets) > limit:
@@ -75,14 +76,14 @@ class S3Api(S3Protocol):
         constraint = (params.get("CreateBucketConfiguration") or {}).get("LocationConstraint") or None
         if region == US_EAST_1:
             if constraint == US_EAST_1:
-                raise ServiceError(
+                raise ApiError(
                     "InvalidLocationConstraint",
                     "The specified location-constraint is not valid",
                     fields={"LocationConstraint": constraint},
                 )
         elif constraint != region:
             described = constraint or "unspecified"
-            raise ServiceError(
+            raise ApiError(
                 "IllegalLocationConstraintException",
                 f"The {described} location constraint is incompatible for the region "
                 "specific endpoint this request was sent to.",
@@ -161,7 +162,7 @@ class S3Api(S3Protocol):
         request = params.get("Delete") or {}
         identifiers = request.get("Objects") or []
         if not identifiers or len(identifiers) > 1000:
-            raise ServiceError(
+            raise ApiError(
                 "MalformedXML",
                 "The XML you provided was not well-formed or did not validate against our published schema",
             )
@@ -188,7 +189,7 @@ class S3Api(S3Protocol):
         bucket, key = params["Bucket"], params["Key"]
         replace = params.get("MetadataDirective", "COPY") == "REPLACE"
         if (source_bucket, source_key) == (bucket, key) and not replace:
-            raise ServiceError(
+            raise ApiError(
                 "InvalidRequest",
                 "This copy request is illegal because it is trying to copy an object to itself "
                 "without changing the object's metadata, storage class, website redirect "
@@ -222,7 +223,7 @@ class S3Api(S3Protocol):
         token = params.get("ContinuationToken")
         continuation = decode_token(token)
         if token is not None and continuation is None:
-            raise ServiceError(
+            raise ApiError(
                 "InvalidArgument",
                 "The continuation token provided is incorrect",
                 fields={"ArgumentName": "continuation-token"},
@@ -268,7 +269,7 @@ class S3Api(S3Protocol):
             for part in (params.get("MultipartUpload") or {}).get("Parts") or []
         ]
         if any(number is None for number, _ in parts):
-            raise ServiceError(
+            raise ApiError(
                 "MalformedXML",
                 "The XML you provided was not well-formed or did not validate against our published schema",
             )
@@ -307,7 +308,7 @@ class S3Api(S3Protocol):
     def _list(self, params: dict, start_after: str | None, continuation: str | None):
         max_keys = params.get("MaxKeys", MAX_KEYS)
         if max_keys < 0:
-            raise ServiceError(
+            raise ApiError(
                 "InvalidArgument",
                 "max-keys cannot be negative",
                 fields={"ArgumentName": "max-keys", "ArgumentValue": max_keys},

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from typing import Callable
+from typing import Any, Callable
 
 from botocore.model import OperationModel
 
+from sagemaker_plans_local.core.errors import DomainError
 from sagemaker_plans_local.protocol import xml_wire
-from sagemaker_plans_local.protocol.service import AwsService, ServiceError
+from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.request_ids import s3_request_id
+from sagemaker_plans_local.protocol.service import Answer, AwsService, Handler
 from sagemaker_plans_local.services.s3 import objects as store
 from sagemaker_plans_local.services.s3.objects import ObjectStore
 
@@ -62,57 +65,58 @@ class S3Protocol(AwsService):
         self.owner_id = hashlib.sha256(f"sagemaker-plans-local/{account_id}".encode()).hexdigest()
 
     # -- protocol --------------------------------------------------------------------------
-    def _answer(self, handler, region: str, model: OperationModel, request_dict: dict, request_id: str):
+    def _answer(
+        self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
+    ) -> Answer:
         try:
-            params = xml_wire.read_rest_request(model, request_dict)
+            params = xml_wire.read_rest_request(model, request)
         except xml_wire.MalformedRequest as error:
             if error.member is None:
-                raise ServiceError("MalformedXML", error.message) from None
-            raise ServiceError(
-                "InvalidArgument", error.message, fields={"ArgumentName": error.member}
-            ) from None
+                raise ApiError("MalformedXML", error.message) from None
+            raise ApiError("InvalidArgument", error.message, fields={"ArgumentName": error.member}) from None
         self._check_owner(params)
         answer = self._call(handler, region, params)
         status, result = (
             answer if isinstance(answer, tuple) else (model.http.get("responseCode", 200), answer)
         )
-        if model.name == "GetBucketLocation":
-            # S3 answers a bare <LocationConstraint> (empty for us-east-1); botocore reads its text
-            # in an after-call handler rather than by the output shape.
-            headers: dict[str, str] = {}
-            body = xml_wire.xml_document(
-                model.output_shape.members["LocationConstraint"],
-                result.get("LocationConstraint") or "",
-                "LocationConstraint",
-                NAMESPACE,
-            )
-        else:
-            headers, body = xml_wire.rest_response(
-                model.output_shape, result or {}, ROOTS.get(model.name), NAMESPACE
-            )
+        headers, body = self._encode(model, result)
         if isinstance(body, bytes) and body:
             headers["Content-Type"] = "application/xml"
             headers["Content-Length"] = str(len(body))
         headers.update(self._ids(request_id))
         if model.http.get("method") == "HEAD" and not hasattr(body, "read"):
             body = b""
-        return status, headers, body
+        return Answer(status, headers, body)
 
-    def _error(self, error: ServiceError, operation_name: str, request_id: str):
+    @staticmethod
+    def _encode(model: OperationModel, result: dict) -> tuple[dict[str, str], Any]:
+        if model.name == "GetBucketLocation":
+            # S3 answers a bare <LocationConstraint> (empty for us-east-1); botocore reads its text
+            # in an after-call handler rather than by the output shape.
+            body = xml_wire.xml_document(
+                model.output_shape.members["LocationConstraint"],
+                result.get("LocationConstraint") or "",
+                "LocationConstraint",
+                NAMESPACE,
+            )
+            return {}, body
+        return xml_wire.rest_response(model.output_shape, result or {}, ROOTS.get(model.name), NAMESPACE)
+
+    def _error(self, error: ApiError, operation_name: str, request_id: str) -> Answer:
         headers = self._ids(request_id)
         try:
             method = self.model.operation_model(operation_name).http.get("method")
         except Exception:  # not an S3 operation at all
             method = None
         if method == "HEAD" or error.status == 304:
-            return error.status, headers, b""
+            return Answer(error.status, headers, b"")
         body = xml_wire.s3_error(error.code, error.message, request_id, headers["x-amz-id-2"], error.fields)
         headers["Content-Type"] = "application/xml"
-        return error.status, headers, body
+        return Answer(error.status, headers, body)
 
-    def service_error(self, error):
+    def service_error(self, error: DomainError) -> ApiError:
         answer = super().service_error(error)
-        fields = {}
+        fields: dict[str, Any] = {}
         if isinstance(
             error,
             (
@@ -141,9 +145,9 @@ class S3Protocol(AwsService):
     @staticmethod
     def _ids(request_id: str) -> dict[str, str]:
         host_id = base64.b64encode(hashlib.sha256(request_id.encode()).digest()).decode()
-        return {"x-amz-request-id": request_id[:16], "x-amz-id-2": host_id}
+        return {"x-amz-request-id": s3_request_id(request_id), "x-amz-id-2": host_id}
 
     def _check_owner(self, params: dict) -> None:
         expected = params.get("ExpectedBucketOwner")
         if expected is not None and expected != self.account_id:
-            raise ServiceError("AccessDenied", "Access Denied", 403)
+            raise ApiError("AccessDenied", "Access Denied", 403)
