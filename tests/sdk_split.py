@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
+import re
 import textwrap
 from pathlib import Path
 
@@ -31,7 +32,11 @@ TESTS = Path(__file__).resolve().parent
 SDK_FOLDERS = (TESTS / "sdk", TESTS / "sdk_v3")
 #: The package's names that load the SDK layer (``sagemaker_plans_local/__init__.py``).
 SDK_NAMES = frozenset({"Session", "Estimator", "activate", "activated"})
-SDK_SOURCE = ("import sagemaker", "from sagemaker", "sagemaker_plans_local.sdk")
+#: Python source in a string (run in a subprocess) that imports the SDK or our SDK layer.
+SDK_SOURCE = re.compile(
+    r"\b(?:import\s+(?:[\w.]+\s*,\s*)*|from\s+)sagemaker(?!\w)|sagemaker_plans_local\.sdk\b"
+    r"|\bfrom\s+sagemaker_plans_local\s+import\s+[^\n;]*\b(?:Session|Estimator|activate|activated)\b"
+)
 
 
 def _sdk_module(name: str) -> bool:
@@ -53,7 +58,7 @@ def touches_sdk(tree: ast.AST) -> bool:
         if isinstance(node, ast.Attribute) and node.attr == "activate":
             return True
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
-            if any(marker in node.value for marker in SDK_SOURCE):
+            if SDK_SOURCE.search(node.value):
                 return True
     return False
 

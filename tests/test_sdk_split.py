@@ -26,6 +26,8 @@ def touches(source):
         "with backend.activate():\n    pass",
         "subprocess.run([sys.executable, '-c', 'import sagemaker; print(1)'])",
         "code = 'from sagemaker_plans_local.sdk.default_backend import default_backend'",
+        "code = 'import json, sagemaker.session'",
+        "code = 'import json\\nfrom sagemaker_plans_local import LocalBackend, Session'",
     ],
 )
 def test_code_reaching_the_sdk_is_recognised(source):
@@ -41,6 +43,8 @@ def test_code_reaching_the_sdk_is_recognised(source):
         "client = boto3.client('sagemaker', region_name='us-east-1')",
         "arn = 'arn:aws:sagemaker:us-east-1:123456789012:training-job/a'",
         "import sagemaker_core_free_module",
+        "code = 'import json\\nfrom sagemaker_plans_local import LocalBackend\\nLocalBackend()'",
+        "code = 'import sagemaker_plans_local.services'",
     ],
 )
 def test_code_without_the_sdk_is_not(source):
