@@ -12,16 +12,27 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime, timedelta
-from typing import Callable
+from typing import Callable, Protocol, TypeVar
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
-from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
-from sagemaker_plans_local.services.sagemaker.jobs.training_jobs import TrainingJobs
-from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES
 
 #: Longest real sleep of one wall-clock step: another caller may schedule an earlier change.
 WALL_STEP_SECONDS = 0.25
+
+J = TypeVar("J")
+
+
+class Jobs(Protocol[J]):
+    """What a wait needs of one region's jobs (SageMaker's ``TrainingJobs``)."""
+
+    def get(self, name: str) -> J: ...
+
+    def finished(self, job: J) -> bool: ...
+
+    def running(self, job: J) -> bool: ...
+
+    def settle(self, job: J, timeout: float | None) -> None: ...
 
 
 class Waits:
@@ -45,22 +56,22 @@ class Waits:
             return True
         return self._settings.fast_forward_waits if fast_forward is None else fast_forward
 
-    def job(self, jobs: TrainingJobs, name: str, fast_forward: bool | None = None) -> TrainingJob:
+    def job(self, jobs: Jobs[J], name: str, fast_forward: bool | None = None) -> J:
         """Block until the job has ended, or nothing more can happen to it."""
         while True:
             job, moved = self.step_job(jobs, name, None, fast_forward)
-            if job.status in FINISHED_JOB_STATUSES or not moved:
+            if jobs.finished(job) or not moved:
                 return job
 
     def step_job(
-        self, jobs: TrainingJobs, name: str, max_wait: float | None, fast_forward: bool | None = None
-    ) -> tuple[TrainingJob, bool]:
+        self, jobs: Jobs[J], name: str, max_wait: float | None, fast_forward: bool | None = None
+    ) -> tuple[J, bool]:
         """One step of :meth:`job` (at most ``max_wait`` real seconds); whether anything can move."""
         clock = self._clock
         with self._lock:
             clock.catch_up()
             job = jobs.get(name)
-            if job.status in FINISHED_JOB_STATUSES:
+            if jobs.finished(job):
                 return job, False
             running = jobs.running(job)
             due = clock.next_due()
@@ -101,8 +112,8 @@ class Waits:
 
     def _settle(
         self,
-        jobs: TrainingJobs,
-        job: TrainingJob,
+        jobs: Jobs[J],
+        job: J,
         due: datetime | None,
         now: datetime,
         max_wait: float | None,

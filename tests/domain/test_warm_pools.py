@@ -6,9 +6,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sagemaker_plans_local.core.errors import InvalidRequest
-from sagemaker_plans_local.services.sagemaker.warm_pools.pools import match_key
+from sagemaker_plans_local.core.settings import Settings
+from sagemaker_plans_local.services.sagemaker.warm_pools.pools import (
+    Handover,
+    PoolEnded,
+    PoolKept,
+    WarmPools,
+    match_key,
+)
 
-from .conftest import job_spec
+from .conftest import START, job_spec
 
 RUN = 180 + 600  # cold start + default runtime
 
@@ -241,3 +248,19 @@ def test_concurrent_matching_jobs_reuse_one_pool_once(tmp_path_factory, threads)
     for worker in workers:
         worker.join()
     assert sum(jobs.get(f"t{i}").warm_start for i in range(threads)) == 1
+
+
+def test_warm_pools_return_what_changed_and_leave_jobs_and_clock_alone(tmp_path):
+    pools = WarmPools(Settings(), tmp_path)
+    spec = job_spec("first")
+    pool = pools.open("first", spec, None)
+    assert pool.cache_dir.is_dir() and pool.holder == "first"
+    kept = pools.release(pool, 1800, START, keep=True)
+    assert kept == PoolKept(pool, START + timedelta(seconds=1800))
+    assert pools.find_match(spec) is pool and pools.idle("ml.g4dn.xlarge") == 1
+    assert pools.claim(pool, "second", START + timedelta(seconds=100)) == Handover("first", 100)
+    assert pool.holder == "second" and pools.find_match(spec) is None and pools.idle("ml.g4dn.xlarge") == 0
+    ended = pools.release(pool, 1800, START + timedelta(seconds=900), keep=False)
+    assert ended == PoolEnded(pool, START + timedelta(seconds=900))
+    assert pool.state == "Terminated" and not pool.cache_dir.exists()
+    assert pools.terminate(pool, START + timedelta(seconds=901)) is None  # already ended

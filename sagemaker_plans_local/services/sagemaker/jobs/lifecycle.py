@@ -150,6 +150,9 @@ class JobLifecycle:
         self._schedule(job, at + plan.preparing, lambda t: self._preparing(job, t))
         self._schedule(job, at + plan.training_start, lambda t: self._start_training(job, t))
 
+    def _open_pool(self, job: TrainingJob) -> WarmPool:
+        return self.pools.open(job.name, job.spec, job.plan.arn if job.plan is not None else None)
+
     def _preparing(self, job: TrainingJob, at: datetime) -> None:
         job.instances_started = True
         job.say("Preparing the instances for training", at)
@@ -168,7 +171,7 @@ class JobLifecycle:
             job.training_start = at
         job.segment_start = at
         if job.pool is None and job.keep_alive_seconds:
-            job.pool = self.pools.open(job.name, job.spec)
+            job.pool = self._open_pool(job)
         job.enter(SecondaryStatus.DOWNLOADING, at, "Downloading input data")
         if self.local_runs.runs(job):
             self._run_locally(job, at)
@@ -344,7 +347,7 @@ class JobLifecycle:
             if not keep:
                 job.warm_pool = WarmPoolView(WarmPoolStatus.TERMINATED, 0)
                 return
-            pool = job.pool = self.pools.open(job.name, job.spec)
+            pool = job.pool = self._open_pool(job)
         change = self.pools.release(pool, keep_alive, at, keep)
         if isinstance(change, PoolKept):
             job.warm_pool = WarmPoolView(WarmPoolStatus.AVAILABLE)

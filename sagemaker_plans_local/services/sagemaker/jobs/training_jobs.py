@@ -95,6 +95,10 @@ class TrainingJobs:
         """Jobs in the order of one of ``JOB_INDEXES``, resuming after ``after``."""
         return self._jobs.scan(index, descending, after)
 
+    def finished(self, job: TrainingJob) -> bool:
+        """Whether ``job`` has ended (Completed, Failed or Stopped)."""
+        return job.status in FINISHED_JOB_STATUSES
+
     def running(self, job: TrainingJob) -> bool:
         """Whether ``job``'s code is running as a local process."""
         return self.local_runs.running(job) is not None

@@ -150,8 +150,8 @@ class WarmPools:
         pool.state = WarmPoolStatus.IN_USE
         return handover
 
-    def open(self, job_name: str, spec: Mapping) -> WarmPool:
-        """Start a chain for a cold job that asked for a warm pool; makes its cache."""
+    def open(self, job_name: str, spec: Mapping, plan_arn: str | None) -> WarmPool:
+        """Start a chain for a cold job (on the training plan ``plan_arn``) that asked for a warm pool."""
         resources = spec["ResourceConfig"]
         pool_id = f"wp-{next(self._ids):06d}"
         cache_dir = self._cache_root / pool_id
@@ -163,7 +163,7 @@ class WarmPools:
             resources["InstanceCount"],
             cache_dir,
             holder=job_name,
-            plan_arn=resources.get("TrainingPlanArn"),
+            plan_arn=plan_arn,
         )
 
     def release(self, pool: WarmPool, keep_alive: int, at: datetime, keep: bool) -> PoolChange:
