@@ -15,11 +15,8 @@ result per ``ResourceArns`` entry. A principal of another account is
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-import threading
-from datetime import datetime, timezone
 from typing import Any, Callable
 from urllib.parse import quote
 
@@ -27,6 +24,7 @@ from sagemaker_plans_local.core.arns import arn
 from sagemaker_plans_local.core.clock import Clock
 from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.service import QueryService, operation
+from sagemaker_plans_local.services.iam_sts.roles import Roles
 
 #: An IAM principal's ARN: partition, account, kind (user, group, role), path and name.
 _PRINCIPAL = re.compile(
@@ -50,9 +48,7 @@ class IamApi(QueryService):
     def __init__(self, account_id: str, clock: Clock, on_request: Callable[[], None] | None = None) -> None:
         super().__init__(on_request)
         self.account_id = account_id
-        self._clock = clock
-        self._created: dict[str, datetime] = {}
-        self._lock = threading.Lock()
+        self.roles = Roles(account_id, clock)
 
     def role_arn(self, region: str, role_name: str, path: str = "/") -> str:
         """The role's ARN in ``region``'s partition (IAM ARNs name no region)."""
@@ -85,19 +81,14 @@ class IamApi(QueryService):
 
     @operation("GetRole")
     def get_role(self, region: str, params: dict) -> dict:
-        name = params["RoleName"]
-        with self._lock:
-            created = self._created.setdefault(
-                name, self._clock.now().astimezone(timezone.utc).replace(microsecond=0)
-            )
-        role_id = "AROA" + hashlib.sha256(f"{self.account_id}/{name}".encode()).hexdigest()[:17].upper()
+        role = self.roles.get(params["RoleName"])
         return {
             "Role": {
                 "Path": "/",
-                "RoleName": name,
-                "RoleId": role_id,
-                "Arn": self.role_arn(region, name),
-                "CreateDate": created,
+                "RoleName": role.name,
+                "RoleId": role.role_id,
+                "Arn": self.role_arn(region, role.name),
+                "CreateDate": role.created,
                 "AssumeRolePolicyDocument": quote(json.dumps(TRUST_POLICY, separators=(",", ":"))),
                 "MaxSessionDuration": 3600,
                 "RoleLastUsed": {},
