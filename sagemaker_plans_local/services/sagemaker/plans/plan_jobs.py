@@ -11,7 +11,7 @@ their progress, in the next block; with no block left they fail.
 :class:`PlanQueue` never touches a job or the clock: its commands yield
 decisions (:class:`Start`, :class:`Interrupt`, :class:`Fail`, :class:`Stop`,
 :class:`PendingLimit`) that the job service applies, each before the queue
-goes on (so a decision's effects are seen as they were applied in place).
+goes on (so each decision takes effect as if applied in place).
 """
 
 from __future__ import annotations
