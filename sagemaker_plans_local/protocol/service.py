@@ -39,9 +39,6 @@ Handler = Callable[[str, dict], Any]
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 _OPERATION = "aws_operation"
 
-#: The name S3's rules raise errors under (one class: :class:`ApiError`).
-ServiceError = ApiError
-
 
 class Answer(NamedTuple):
     """One answer as HTTP: status, headers, body (bytes, a :class:`JsonBody` or a binary stream)."""

@@ -8,7 +8,7 @@ import re
 from typing import Any, BinaryIO, Callable
 from urllib.parse import quote, unquote
 
-from sagemaker_plans_local.protocol.service import ServiceError
+from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.services.s3.objects import StoredObject
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
@@ -75,14 +75,14 @@ def check_conditions(stored: StoredObject, params: dict) -> None:
     modified_since, unmodified_since = params.get("IfModifiedSince"), params.get("IfUnmodifiedSince")
     if if_match is not None:
         if not etag_matches(if_match, stored.etag):
-            raise ServiceError(
+            raise ApiError(
                 "PreconditionFailed",
                 "At least one of the pre-conditions you specified did not hold",
                 412,
                 fields={"Condition": "If-Match"},
             )
     elif unmodified_since is not None and stored.last_modified > unmodified_since:
-        raise ServiceError(
+        raise ApiError(
             "PreconditionFailed",
             "At least one of the pre-conditions you specified did not hold",
             412,
@@ -90,9 +90,9 @@ def check_conditions(stored: StoredObject, params: dict) -> None:
         )
     if if_none_match is not None:
         if etag_matches(if_none_match, stored.etag):
-            raise ServiceError("NotModified", "Not Modified", 304)
+            raise ApiError("NotModified", "Not Modified", 304)
     elif modified_since is not None and stored.last_modified <= modified_since:
-        raise ServiceError("NotModified", "Not Modified", 304)
+        raise ApiError("NotModified", "Not Modified", 304)
 
 
 def check_copy_conditions(stored: StoredObject, params: dict) -> None:
@@ -116,7 +116,7 @@ def check_copy_conditions(stored: StoredObject, params: dict) -> None:
     ):
         failed = "x-amz-copy-source-If-Modified-Since"
     if failed:
-        raise ServiceError(
+        raise ApiError(
             "PreconditionFailed",
             "At least one of the pre-conditions you specified did not hold",
             412,
@@ -141,7 +141,7 @@ def byte_range(stored: StoredObject, header: str | None) -> tuple[int, int, str 
         if suffix == 0:
             start = size
     if start >= size:
-        raise ServiceError(
+        raise ApiError(
             "InvalidRange",
             "The requested range is not satisfiable",
             416,
@@ -183,7 +183,7 @@ def copy_source(value: str) -> tuple[str, str]:
     path = unquote(path).lstrip("/")
     bucket, _, key = path.partition("/")
     if not bucket or not key:
-        raise ServiceError(
+        raise ApiError(
             "InvalidArgument",
             "Invalid copy source object key",
             fields={"ArgumentName": "x-amz-copy-source", "ArgumentValue": value},
@@ -201,7 +201,7 @@ def content_md5(params: dict) -> bytes | None:
     except (ValueError, binascii.Error):
         digest = b""
     if len(digest) != 16:
-        raise ServiceError(
+        raise ApiError(
             "InvalidDigest", "The Content-MD5 you specified was invalid.", fields={"Content-MD5": value}
         )
     return digest
