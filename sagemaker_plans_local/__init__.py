@@ -7,7 +7,10 @@ importing this package imports neither boto3 nor the SDK.
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
+
+from sagemaker_plans_local.transport import layers
 
 if TYPE_CHECKING:
     from sagemaker_plans_local.backend import LocalBackend
@@ -25,6 +28,21 @@ _LAZY = {
     "activated": ("sdk.activation", "activated"),
 }
 __version__ = "0.1.0"
+
+
+def _sdk_layer(backend: LocalBackend) -> contextlib.AbstractContextManager:
+    """The SDK layer of an activation, loaded only where a SageMaker Python SDK is installed."""
+    from sagemaker_plans_local.sdk.major import installed_major
+
+    if installed_major() is None:
+        return contextlib.nullcontext()
+    from sagemaker_plans_local.sdk.activation import sdk_layer
+
+    return sdk_layer(backend)
+
+
+# LocalBackend.activate() routes the SDK's waits and cached clients too (docs/sdk.md).
+layers.register(_sdk_layer)
 
 
 def __getattr__(name: str):

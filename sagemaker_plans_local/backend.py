@@ -20,13 +20,13 @@ from sagemaker_plans_local.core.waiting import Waits
 from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.protocol.service import Answer, AwsService
 from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
-from sagemaker_plans_local.sdk.major import installed_major
 from sagemaker_plans_local.services.sagemaker.api.service import SageMakerApi
+from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
 from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
 from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
-from sagemaker_plans_local.transport import in_job
+from sagemaker_plans_local.transport import in_job, layers
 from sagemaker_plans_local.transport.activation import Activation, activated
 from sagemaker_plans_local.transport.refusal import refuse_other_services
 from sagemaker_plans_local.transport.service_hook import ServiceHook
@@ -65,14 +65,18 @@ class LocalBackend:
         self.root = held.path
         try:
             self._emulation = Emulation(
-                account_id, self.root, start_time, home_region=region, reserved_instance_types=reserved_types
+                account_id,
+                self.root,
+                start_time,
+                home_region=region,
+                reserved_instance_types=reserved_types,
+                executor_factory=_local_executor,
             )
         except BaseException:
             held.release()
             raise
         emulation = self._emulation
         self._closer = weakref.finalize(self, _shut_down, emulation, held)
-        emulation.region_setup.append(_weak_setup(self))
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
         self._sagemaker_api = SageMakerApi(emulation)
         self._sagemaker = _Documents(self._sagemaker_api)
@@ -133,17 +137,8 @@ class LocalBackend:
         sagemaker-core's cached clients follow the activation too, whenever
         those clients were created (``docs/sdk.md``).
         """
-        with activated(Activation(self._attach, self.region)), self._sdk_layer():
+        with activated(Activation(self._attach, self.region)), layers.entered(self):
             yield self
-
-    def _sdk_layer(self) -> contextlib.AbstractContextManager:
-        if installed_major() is None:
-            return contextlib.nullcontext()
-        from sagemaker_plans_local.sdk.activation import (
-            sdk_layer,  # the outer layer, loaded only where an SDK is installed
-        )
-
-        return sdk_layer(self)
 
     def script_job(
         self,
@@ -242,21 +237,6 @@ class LocalBackend:
             return ServiceHook("sagemaker", self._sagemaker_api, enabled, fast=True)
         return ServiceHook(service_name, _Deferred(self._services, service_name), enabled)
 
-    def _equip_region(self, region) -> None:
-        """Give a region's training jobs the local runtime for their entry points."""
-        from sagemaker_plans_local.runtime import (
-            LocalExecutor,  # loaded with the first region, not with the backend
-        )
-
-        region.training_jobs.local_runs.executor = LocalExecutor(
-            self.root / "runtime" / region.name,
-            self._emulation.objects,
-            self._emulation.log_store(region.name),
-            self.clock,
-            job_environment=in_job.job_environment(str(self._emulation.objects.root), self.account_id),
-            job_python_path=[in_job.BOOTSTRAP_DIR],
-        )
-
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
         service_name = client.meta.service_model.service_name
         if service_name in SERVICE_IDS:
@@ -276,25 +256,24 @@ class _Holding:
         return self.enabled()
 
 
-def _weak_setup(backend: LocalBackend) -> Callable:
-    """``backend._equip_region`` without a reference: the state must not keep the backend alive."""
-    method = weakref.WeakMethod(backend._equip_region)
+def _local_executor(emulation: Emulation, region: str) -> Executor:
+    """The local runtime for one region's script-mode jobs (loaded with the first region, not the backend)."""
+    from sagemaker_plans_local.runtime import LocalExecutor
 
-    def setup(region) -> None:
-        equip = method()
-        if equip is not None:
-            equip(region)
-
-    return setup
+    return LocalExecutor(
+        emulation.root / "runtime" / region,
+        emulation.objects,
+        emulation.log_store(region),
+        emulation.clock,
+        job_environment=in_job.job_environment(str(emulation.objects.root), emulation.account_id),
+        job_python_path=[in_job.BOOTSTRAP_DIR],
+    )
 
 
 def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
     """Close a backend (once, from close(), garbage collection or interpreter exit)."""
     try:
-        for region in emulation.regions():
-            executor = region.training_jobs.local_runs.executor
-            if executor is not None:
-                executor.close(timeout=10)
+        emulation.close(timeout=10)
     finally:
         root.release()
 

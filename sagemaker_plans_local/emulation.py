@@ -95,9 +95,6 @@ class Emulation:
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
-        #: Called with each region when it is first used. The backend's old way to set a region's
-        #: executor (``executor_factory`` replaces it): goes once backend.py passes the factory.
-        self.region_setup: list[Callable[[Region], None]] = []
 
     def region(self, name: str) -> Region:
         region = self._regions.get(name)
@@ -106,8 +103,6 @@ class Emulation:
                 region = self._regions.get(name)
                 if region is None:
                     region = self._regions[name] = Region(name, self)
-                    for setup in self.region_setup:
-                        setup(region)
         return region
 
     def regions(self) -> list[Region]:

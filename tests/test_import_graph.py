@@ -14,19 +14,23 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 import sagemaker_plans_local
 
 PACKAGE = "sagemaker_plans_local"
 ROOT = Path(sagemaker_plans_local.__file__).parent
 
-#: Edges that close a circle through files outside the domain, left to fix. This list must
-#: shrink to empty: a test fails when one of them is gone, so that it is removed here too.
-#: backend -> sdk.activation: LocalBackend.activate imports the SDK layer (which imports backend).
-KNOWN_CYCLE_EDGES = {
-    ("backend", "sdk.activation"),
-}
+#: The layers, outer to inner (docs/architecture.md); an import never points outward.
+LAYERS = (
+    ("public surface", lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith("sdk")),
+    ("facade", lambda m: m in ("backend", "backend_root")),
+    ("transport", lambda m: m.startswith("transport")),
+    ("runtime", lambda m: m.startswith("runtime")),
+    ("protocol and service APIs", lambda m: m.startswith("protocol") or m in SERVICE_APIS or ".api" in m),
+    ("core", lambda m: m.startswith("core")),
+)
+#: The service modules that answer a protocol (beside each service's ``api``).
+SERVICE_APIS = ("services.s3.protocol", "services.s3.rules", "services.iam_sts.iam", "services.iam_sts.sts")
+DOMAIN_DEPTH = len(LAYERS) - 1  # between the service APIs and the core
 
 #: The domain: plain Python on the core, answering no protocol and knowing no transport.
 DOMAIN = (
@@ -126,17 +130,27 @@ def test_the_graph_sees_hidden_imports():
 
 
 def test_the_package_has_no_import_circle():
-    graph = {
-        module: targets - {t for m, t in KNOWN_CYCLE_EDGES if m == module}
-        for module, targets in GRAPH.items()
-    }
-    assert _cycle(graph) is None
+    assert _cycle(GRAPH) is None
 
 
-@pytest.mark.parametrize("edge", sorted(KNOWN_CYCLE_EDGES), ids="->".join)
-def test_each_known_circle_edge_still_exists(edge):
-    module, target = edge
-    assert target in GRAPH[module], f"{module} no longer imports {target}: remove it from KNOWN_CYCLE_EDGES"
+def _depth(module: str) -> float:
+    """0 for the public surface, growing inward; the domain sits just above the core."""
+    for depth, (_, member) in enumerate(LAYERS):
+        if member(module):
+            return depth if depth < DOMAIN_DEPTH else depth + 0.5
+    return DOMAIN_DEPTH
+
+
+def test_imports_point_inward():
+    outward = sorted((m, t) for m, targets in GRAPH.items() for t in targets if _depth(t) < _depth(m))
+    assert outward == []
+
+
+def test_the_layers_are_told_apart():
+    assert _depth("sdk.v3.waits") < _depth("backend") < _depth("transport.service_hook")
+    assert _depth("transport.service_hook") < _depth("runtime.executor") < _depth("protocol.service")
+    assert _depth("services.sagemaker.api.training_jobs") < _depth("services.sagemaker.jobs.training_jobs")
+    assert _depth("services.sagemaker.jobs.training_jobs") < _depth("core.clock")
 
 
 def test_the_domain_imports_neither_boto_nor_the_outer_layers():

@@ -37,15 +37,20 @@ class LocalRuns:
     def __init__(self, clock: VirtualClock, executor: Executor | None = None) -> None:
         self._clock = clock
         self._active: dict[str, tuple["TrainingJob", Run, datetime]] = {}
-        self.executor = executor
+        self._executor = executor
+
+    @property
+    def executor(self) -> Executor | None:
+        """What runs the jobs' code (given at construction; None: simulated only)."""
+        return self._executor
 
     def runs(self, job: "TrainingJob") -> bool:
-        return self.executor is not None and self.executor.runs(job)
+        return self._executor is not None and self._executor.runs(job)
 
     def start(self, job: "TrainingJob", at: datetime) -> Run:
         """Start ``job``'s code at virtual time ``at``; the caller watches the returned run."""
-        assert self.executor is not None  # set before any job runs locally (runs() was True)
-        run = self.executor.start(job, at)
+        assert self._executor is not None  # set before any job runs locally (runs() was True)
+        run = self._executor.start(job, at)
         self._active[job.name] = (job, run, at)
         return run
 
@@ -66,8 +71,8 @@ class LocalRuns:
         return entry[1] if entry is not None else None
 
     def release_pool(self, pool_id: str) -> None:
-        if self.executor is not None:
-            self.executor.release(pool_id)
+        if self._executor is not None:
+            self._executor.release(pool_id)
 
     def record(self, job: "TrainingJob", run: Run, result: RunResult) -> RunEnded | None:
         """``run`` of ``job`` ended with ``result``: when the job ends (None: recorded before, or abandoned)."""
