@@ -49,13 +49,15 @@ demo-v2: $(STAMP)
 	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/seed_warm_pool_estimator.py
 	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/training_plan_estimator.py
 
-# `make test`: both environments at once, each spread over the cores by pytest-xdist.
-# - test-v3: the whole suite under SDK v3, the default major.
+# `make test`: both environments at once (their outputs kept apart), with pytest-xdist.
+# - test-v3: the whole suite under SDK v3, the default major, over TEST_WORKERS workers.
 # - test-v2: under SDK v2, the tests marked `sdk`: those that can depend on the SDK major
 #   (tests/sdk_split.py marks what reaches the SDK: tests/sdk*, the examples, imports of
 #   sagemaker or sagemaker_plans_local.sdk, .activate(), the sagemaker_session fixture).
 #   The rest answer the same without any SDK, so this is not skipping: every test runs under
 #   every major it can differ on. `make test-v2-all` runs the whole suite under v2 as well.
+# The v2 part (~85 tests, mostly waiting on job processes) on one worker ends about when the
+# v3 part on two does: on 2 cores, more workers only share the same CPU.
 TEST_WORKERS ?= 2
 TEST_WORKERS_V2 ?= 1
 PYTEST_XDIST = --dist worksteal
