@@ -11,16 +11,14 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 import boto3
-from botocore.model import OperationModel
 
 from sagemaker_plans_local.backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
 from sagemaker_plans_local.emulation import Emulation
-from sagemaker_plans_local.protocol.service import Answer, AwsService
 from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
-from sagemaker_plans_local.services.sagemaker.api.service import SageMakerApi
+from sagemaker_plans_local.service_registry import Services
 from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
@@ -78,9 +76,7 @@ class LocalBackend:
         emulation = self._emulation
         self._closer = weakref.finalize(self, _shut_down, emulation, held)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
-        self._sagemaker_api = SageMakerApi(emulation)
-        self._sagemaker = _Documents(self._sagemaker_api)
-        self._services = _Services(functools.partial(_companion, emulation=emulation, account_id=account_id))
+        self._services = Services(emulation)
 
     # -- public surface ------------------------------------------------------
     @property
@@ -231,11 +227,12 @@ class LocalBackend:
         return {name: self._hook(name, enabled) for name in EMULATED_SERVICES}
 
     def _hook(self, service_name: str, enabled: Callable[[], bool]) -> ServiceHook:
-        """The hook answering ``service_name`` (a companion service is built on its first request)."""
-        enabled = _Holding(self, enabled)
-        if service_name == "sagemaker":
-            return ServiceHook("sagemaker", self._sagemaker_api, enabled, fast=True)
-        return ServiceHook(service_name, _Deferred(self._services, service_name), enabled)
+        """The hook answering ``service_name`` (its service is built on its first request).
+
+        SageMaker's successful answers are decoded by the compiled decoder (``fast``).
+        """
+        service = self._services.deferred(service_name)
+        return ServiceHook(service_name, service, _Holding(self, enabled), fast=service_name == "sagemaker")
 
     def _attach(self, client, enabled: Callable[[], bool] = lambda: True) -> None:
         service_name = client.meta.service_model.service_name
@@ -276,77 +273,6 @@ def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
         emulation.close(timeout=10)
     finally:
         root.release()
-
-
-def _companion(name: str, emulation: Emulation, account_id: str) -> AwsService:
-    """Build the companion service ``name``; its module is imported only now (start-up pays for none)."""
-    catch_up = emulation.clock.catch_up
-    if name == "s3":
-        from sagemaker_plans_local.services.s3.api import S3Api
-
-        return S3Api(emulation.objects, account_id, on_request=catch_up)
-    if name == "sts":
-        from sagemaker_plans_local.services.iam_sts.sts import StsApi
-
-        return StsApi(account_id)
-    if name == "iam":
-        from sagemaker_plans_local.services.iam_sts.iam import IamApi
-
-        return IamApi(account_id, emulation.clock)
-    from sagemaker_plans_local.services.logs.api import LogsApi
-
-    return LogsApi(emulation.log_store, account_id, on_request=catch_up)
-
-
-class _Services:
-    """The companion services (S3, STS, IAM, Logs), each built on its first request."""
-
-    def __init__(self, build: Callable[[str], AwsService]) -> None:
-        self._build = build
-        self._built: dict[str, AwsService] = {}
-        self._lock = threading.Lock()
-
-    def get(self, name: str) -> AwsService:
-        service = self._built.get(name)
-        if service is None:
-            with self._lock:
-                service = self._built.get(name)
-                if service is None:
-                    service = self._built[name] = self._build(name)
-        return service
-
-
-class _Deferred:
-    """A service for a hook: the named one of ``services``, built when first asked to answer."""
-
-    __slots__ = ("services", "name")
-
-    def __init__(self, services: _Services, name: str) -> None:
-        self.services = services
-        self.name = name
-
-    def handle(self, region: str, operation_model: OperationModel, request: dict) -> Answer:
-        return self.services.get(self.name).handle(region, operation_model, request)
-
-    def failure(self, operation_name: str) -> Answer:
-        return self.services.get(self.name).failure(operation_name)
-
-
-class _Documents:
-    """SageMaker at the JSON-document level: a raw request body in, ``(status, wire document)`` out.
-
-    The request-level path the API tests drive (no botocore client-side checks); it is
-    :meth:`SageMakerApi.handle`'s answer with the body left unserialized.
-    """
-
-    __slots__ = ("api",)
-
-    def __init__(self, api: SageMakerApi) -> None:
-        self.api = api
-
-    def handle(self, region: str, operation_name: str, body: bytes) -> tuple[int, dict]:
-        status, _, answer = self.api.handle(region, operation_name, {"body": body})
-        return status, answer.document
 
 
 _SESSION_LOCK = threading.RLock()  # held while the shared client session is first made

@@ -2,61 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
-from sagemaker_plans_local.services.logs.streams import LogStore
-from sagemaker_plans_local.services.s3.objects import ObjectStore
-from sagemaker_plans_local.services.sagemaker.clusters.clusters import Clusters
-from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
-from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
-from sagemaker_plans_local.services.sagemaker.jobs.training_jobs import TrainingJobs
 from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
 from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
 from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
-from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript, TrainingPlans
-from sagemaker_plans_local.services.sagemaker.tags import ResourceTags
 
-DEFAULT_SCRIPT = JobScript()
-DEFAULT_PLAN_SCRIPT = PlanScript()
+if TYPE_CHECKING:
+    from sagemaker_plans_local.services.logs.streams import LogStore
+    from sagemaker_plans_local.services.s3.objects import ObjectStore
+    from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
+    from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+    from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
+    from sagemaker_plans_local.services.sagemaker.region import Region
 
 #: Builds the executor of one region's script-mode jobs: ``factory(emulation, region_name)``.
-ExecutorFactory = Callable[["Emulation", str], Executor]
-
-
-class Region:
-    """Everything one region of the account holds."""
-
-    def __init__(self, name: str, emulation: "Emulation") -> None:
-        self.name = name
-        self.training_plans = TrainingPlans(
-            emulation.clock,
-            emulation.settings,
-            name,
-            emulation.account_id,
-            emulation.capacity.for_region(name),
-            emulation.prices,
-            emulation.plan_script_for,
-        )
-        self.training_jobs = TrainingJobs(
-            emulation.clock,
-            emulation.settings,
-            name,
-            emulation.account_id,
-            cache_root=emulation.root / "warm-pool-cache" / name,
-            script_for=emulation.script_for,
-            plans=self.training_plans,
-            lock=emulation.lock,
-            executor=emulation.executor_factory(emulation, name) if emulation.executor_factory else None,
-        )
-        self.clusters = Clusters(
-            emulation.clock, emulation.settings, name, emulation.account_id, self.training_plans
-        )
-        self.tags = ResourceTags(self.training_jobs, self.training_plans, self.clusters)
+ExecutorFactory = Callable[["Emulation", str], "Executor"]
 
 
 class Emulation:
@@ -90,20 +57,46 @@ class Emulation:
             self.capacity.add(
                 block.instance_type, block.count, block.availability_zone, block.start, block.end
             )
-        self.objects = ObjectStore(root / "s3", self.clock)
         self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
 
+    @functools.cached_property
+    def objects(self) -> ObjectStore:
+        """The account's S3 objects under ``root/s3`` (its modules load on first use)."""
+        from sagemaker_plans_local.services.s3.objects import ObjectStore
+
+        with self.lock:
+            return ObjectStore(self.root / "s3", self.clock)
+
     def region(self, name: str) -> Region:
+        """The SageMaker state of one region, made on first use (its modules load with the first)."""
         region = self._regions.get(name)
         if region is None:
             with self.lock:
                 region = self._regions.get(name)
                 if region is None:
-                    region = self._regions[name] = Region(name, self)
+                    region = self._regions[name] = self._new_region(name)
         return region
+
+    def _new_region(self, name: str) -> Region:
+        from sagemaker_plans_local.services.sagemaker.region import Region
+
+        executor = self.executor_factory(self, name) if self.executor_factory else None
+        return Region(
+            name,
+            self.clock,
+            self.settings,
+            self.account_id,
+            self.lock,
+            capacity=self.capacity.for_region(name),
+            prices=self.prices,
+            cache_root=self.root / "warm-pool-cache" / name,
+            script_for=self.script_for,
+            plan_script_for=self.plan_script_for,
+            executor=executor,
+        )
 
     def regions(self) -> list[Region]:
         return list(self._regions.values())
@@ -120,16 +113,18 @@ class Emulation:
         with self.lock:
             store = self._logs.get(region)
             if store is None:
+                from sagemaker_plans_local.services.logs.streams import LogStore
+
                 store = self._logs[region] = LogStore(self.clock)
             return store
 
     def script_for(self, job_name: str) -> JobScript:
         """The scripted outcome of a job; names match regardless of case, as job names do."""
-        return self._scripts.get(job_name.lower(), DEFAULT_SCRIPT)
+        return self._scripts.get(job_name.lower()) or _default_scripts()[0]
 
     def plan_script_for(self, plan_name: str) -> PlanScript:
         """The scripted payment of a plan; names match regardless of case, as plan names do."""
-        return self._plan_scripts.get(plan_name.lower(), DEFAULT_PLAN_SCRIPT)
+        return self._plan_scripts.get(plan_name.lower()) or _default_scripts()[1]
 
     def script_job(self, job_name: str, script: JobScript) -> None:
         with self.lock:
@@ -140,3 +135,12 @@ class Emulation:
     def script_plan(self, plan_name: str, script: PlanScript) -> None:
         with self.lock:
             self._plan_scripts[plan_name.lower()] = script
+
+
+@functools.lru_cache(maxsize=None)
+def _default_scripts() -> tuple[JobScript, PlanScript]:
+    """A job's and a plan's outcome when none is scripted (their modules load with the first region)."""
+    from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+    from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
+
+    return JobScript(), PlanScript()

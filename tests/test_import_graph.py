@@ -22,7 +22,7 @@ ROOT = Path(sagemaker_plans_local.__file__).parent
 #: The layers, outer to inner (docs/architecture.md); an import never points outward.
 LAYERS = (
     ("public surface", lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith("sdk")),
-    ("facade", lambda m: m in ("backend", "backend_root")),
+    ("facade", lambda m: m in ("backend", "backend_root", "service_registry")),
     ("transport", lambda m: m.startswith("transport")),
     ("runtime", lambda m: m.startswith("runtime")),
     ("protocol and service APIs", lambda m: m.startswith("protocol") or m in SERVICE_APIS or ".api" in m),
@@ -41,6 +41,7 @@ DOMAIN = (
     "services.sagemaker.clusters",
     "services.sagemaker.tags",
     "services.sagemaker.statuses",
+    "services.sagemaker.region",
     "services.s3.objects",
     "services.s3.object_*",
     "services.logs.streams",

@@ -17,15 +17,14 @@ from sagemaker_plans_local.core.settings import DEFAULT_INSTANCE_QUOTA
 from sagemaker_plans_local.protocol.json_wire import MAX_DEPTH
 from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from tests.conftest import create_request
+from tests.raw_requests import sagemaker_json
 
 DEEP = 10_000
 NAMES = itertools.count()
 
 
 def raw(backend, operation, body):
-    status, answer = backend._sagemaker.handle(
-        "us-east-1", operation, body if isinstance(body, bytes) else json.dumps(body).encode()
-    )
+    status, answer = sagemaker_json(backend, operation, body)
     return status, answer.get("__type"), answer.get("message", "")
 
 

@@ -1,6 +1,5 @@
 """DescribeClusterNode through boto3 and raw JSON: ids, details, errors."""
 
-import json
 import re
 
 import pytest
@@ -9,6 +8,7 @@ from botocore.exceptions import ClientError
 from sagemaker_plans_local.protocol.service_model import service_model
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE
+from tests.raw_requests import sagemaker_json
 
 MODEL = service_model()
 NODE_ID = re.compile(MODEL.shape_for("ClusterNodeId").metadata["pattern"])
@@ -151,7 +151,7 @@ def test_raw_json(backend, sm, cluster):
     node_id = listed(sm)[0]["InstanceId"]
 
     def call(body):
-        return backend._sagemaker.handle("us-east-1", "DescribeClusterNode", json.dumps(body).encode())
+        return sagemaker_json(backend, "DescribeClusterNode", body)
 
     status, document = call({"ClusterName": "c1", "NodeId": node_id})
     assert status == 200 and document["NodeDetails"]["InstanceId"] == node_id

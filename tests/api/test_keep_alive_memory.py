@@ -1,8 +1,7 @@
 """Memory does not grow with dead state: re-timed warm pools leave no cancelled events behind."""
 
-import json
-
 from tests.conftest import create_request
+from tests.raw_requests import sagemaker_json
 
 
 def ended_job_with_pool(backend, sm, name):
@@ -25,9 +24,8 @@ def test_keep_alive_updates_through_boto3_leave_a_handful_of_queued_events(backe
 def test_50_000_raw_keep_alive_updates_leave_a_handful_of_queued_events(backend, sm):
     ended_job_with_pool(backend, sm, "raw")
     before = backend.clock.queued()
-    api = backend._sagemaker
     for i in range(50_000):
         body = {"TrainingJobName": "raw", "ResourceConfig": {"KeepAlivePeriodInSeconds": 60 + i % 600}}
-        status, _ = api.handle("us-east-1", "UpdateTrainingJob", json.dumps(body).encode())
+        status, _ = sagemaker_json(backend, "UpdateTrainingJob", body)
         assert status == 200
     assert backend.clock.queued() <= 2 * before + 1

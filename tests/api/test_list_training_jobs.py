@@ -1,4 +1,3 @@
-import json
 from datetime import timedelta
 
 import pytest
@@ -9,6 +8,7 @@ from hypothesis import strategies as st
 from sagemaker_plans_local import LocalBackend
 from tests.conformance import assert_conforms
 from tests.conftest import START, create_request
+from tests.raw_requests import sagemaker_json
 
 
 def names(response):
@@ -143,7 +143,7 @@ def test_status_equals_example_of_the_documentation(five_jobs, backend):
 
 def test_raw_json_take_then_filter_and_forged_positions(five_jobs, backend):
     def call(body):
-        return backend._sagemaker.handle("us-east-1", "ListTrainingJobs", json.dumps(body).encode())
+        return sagemaker_json(backend, "ListTrainingJobs", body)
 
     status, document = call({"NameContains": "echo", "MaxResults": 2})
     assert status == 200 and document["TrainingJobSummaries"] == [] and document["NextToken"]

@@ -2,8 +2,6 @@
 then filters (its documentation); ListTrainingPlans and ListClusterNodes return up to MaxResults
 matching items. Through boto3 and through raw JSON."""
 
-import json
-
 import pytest
 from botocore.exceptions import ClientError
 from hypothesis import given, settings
@@ -13,6 +11,7 @@ from sagemaker_plans_local import LocalBackend
 from tests.api.test_clusters_api import group
 from tests.conformance import assert_conforms
 from tests.plan_helpers import START, buy
+from tests.raw_requests import sagemaker_json
 
 M5 = "ml.m5.xlarge"
 
@@ -41,7 +40,7 @@ def test_list_clusters_evaluates_max_results_clusters_then_filters(clusters):
 
 def test_raw_json_list_clusters_pages_and_rejects_foreign_tokens(clusters, backend):
     def call(body):
-        return backend._sagemaker.handle("us-east-1", "ListClusters", json.dumps(body).encode())
+        return sagemaker_json(backend, "ListClusters", body)
 
     status, document = call({"NameContains": "delta", "MaxResults": 3})
     assert status == 200 and document["ClusterSummaries"] == [] and document["NextToken"]

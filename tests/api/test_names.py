@@ -9,6 +9,7 @@ from botocore.exceptions import ClientError
 from tests.api.test_clusters_api import group
 from tests.conftest import create_request
 from tests.plan_helpers import buy
+from tests.raw_requests import sagemaker_json
 
 
 def error_of(excinfo):
@@ -32,7 +33,7 @@ def test_a_job_name_differing_only_in_case_is_in_use(sm):
 def test_raw_json_duplicate_in_other_case_changes_nothing(sm, backend):
     sm.create_training_job(**create_request("Job-A"))
     body = json.dumps(create_request("JOB-A")).encode()
-    status, document = backend._sagemaker.handle("us-east-1", "CreateTrainingJob", body)
+    status, document = sagemaker_json(backend, "CreateTrainingJob", body)
     assert (status, document["__type"]) == (400, "ResourceInUse")
     assert listed_jobs(sm) == ["Job-A"]
 

@@ -1,6 +1,5 @@
 """Training-plan rules through boto3 and through raw JSON: timing, payment, extensions, targets."""
 
-import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -12,6 +11,7 @@ from sagemaker_plans_local import LocalBackend
 from tests.conformance import assert_conforms
 from tests.conftest import create_request
 from tests.plan_helpers import START, advance_to, buy, own_inventory
+from tests.raw_requests import sagemaker_json
 
 P4D = "ml.p4d.24xlarge"
 P5 = "ml.p5.48xlarge"
@@ -24,7 +24,7 @@ def error_of(excinfo):
 
 def raw(backend, operation, body):
     """The request-level path: no botocore client-side checks."""
-    return backend._sagemaker.handle("us-east-1", operation, json.dumps(body).encode())
+    return sagemaker_json(backend, operation, body)
 
 
 def test_the_documented_sample_through_boto3(tmp_path):

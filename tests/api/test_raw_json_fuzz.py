@@ -23,6 +23,7 @@ from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE, create_request
 from tests.model_strategies import json_for_shape, mutated, raw_body
+from tests.raw_requests import sagemaker_json
 
 MODEL = service_model()
 OPERATIONS = sorted(HANDLERS)
@@ -147,7 +148,7 @@ def bodies(operation: str) -> st.SearchStrategy:
 
 
 def call(backend, operation: str, body: bytes) -> tuple[int, dict]:
-    return backend._sagemaker.handle(REGION, operation, body)
+    return sagemaker_json(backend, operation, body, REGION)
 
 
 def listed(backend, known: dict) -> dict:

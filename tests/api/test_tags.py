@@ -1,7 +1,6 @@
 """AddTags, ListTags, DeleteTags and creation Tags, through boto3 and raw JSON."""
 
 import itertools
-import json
 from types import SimpleNamespace
 
 import pytest
@@ -15,6 +14,7 @@ from sagemaker_plans_local.services.sagemaker.tags import MAX_TAGS_PER_RESOURCE,
 from tests.conformance import assert_conforms
 from tests.conftest import ROLE, create_request
 from tests.plan_helpers import buy, own_inventory
+from tests.raw_requests import sagemaker_json
 
 P5 = "ml.p5.48xlarge"
 MODEL = service_model()
@@ -29,7 +29,7 @@ def tags(*pairs):
 
 
 def raw(backend, operation, body):
-    status, document = backend._sagemaker.handle("us-east-1", operation, json.dumps(body).encode())
+    status, document = sagemaker_json(backend, operation, body)
     return status, document
 
 

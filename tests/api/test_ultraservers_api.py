@@ -1,6 +1,5 @@
 """UltraServer training plans through boto3 and raw JSON: search, buy, describe, list the UltraServers."""
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -9,6 +8,7 @@ from botocore.exceptions import ClientError
 from tests.conformance import assert_conforms
 from tests.conftest import create_request
 from tests.plan_helpers import START, advance_to
+from tests.raw_requests import sagemaker_json
 
 ULTRA = "ml.u-p6e-gb200x72"  # 18 x ml.p6e-gb200.36xlarge
 GB200 = "ml.p6e-gb200.36xlarge"
@@ -19,7 +19,7 @@ def error_of(excinfo):
 
 
 def raw(backend, operation, body):
-    return backend._sagemaker.handle("us-east-1", operation, json.dumps(body).encode())
+    return sagemaker_json(backend, operation, body)
 
 
 @pytest.fixture

@@ -23,11 +23,11 @@ from typing import Any
 
 from botocore.model import Shape
 
-from sagemaker_plans_local.emulation import Region
 from sagemaker_plans_local.protocol.pagination import indexed_page, sorted_page, within
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import Node, find_node
 from sagemaker_plans_local.services.sagemaker.clusters.cluster_records import Cluster, InstanceGroup
+from sagemaker_plans_local.services.sagemaker.region import Region
 from sagemaker_plans_local.services.sagemaker.statuses import ClusterStatus
 
 _model = service_model()

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from sagemaker_plans_local.core import errors as domain_errors
-from sagemaker_plans_local.emulation import Emulation, Region
+from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.protocol.service import Handler, JsonService
 from sagemaker_plans_local.services.sagemaker.api import clusters, tags, training_jobs, training_plans
+from sagemaker_plans_local.services.sagemaker.region import Region
 
 #: A SageMaker operation's handler: ``handler(region, params) -> result``, on the region's state.
 RegionHandler = Callable[[Region, dict], dict]

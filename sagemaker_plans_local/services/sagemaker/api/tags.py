@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from typing import Callable, Mapping
 
-from sagemaker_plans_local.emulation import Region
 from sagemaker_plans_local.protocol.pagination import page
 from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.region import Region
 from sagemaker_plans_local.services.sagemaker.tags import Tag, check_tags
 
 Handler = Callable[[Region, dict], dict]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from sagemaker_plans_local.emulation import Region
 from sagemaker_plans_local.protocol.pagination import indexed_page, within
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.region import Region
 
 _model = service_model()
 #: Members a job echoes back in DescribeTrainingJob exactly as it was created (from the model).

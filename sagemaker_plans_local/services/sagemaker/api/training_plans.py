@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from sagemaker_plans_local.emulation import Region
 from sagemaker_plans_local.protocol.errors import constraint_violations, validation_error
 from sagemaker_plans_local.protocol.pagination import indexed_page, page, within
 from sagemaker_plans_local.services.sagemaker.api.plan_shapes import (
@@ -17,6 +16,7 @@ from sagemaker_plans_local.services.sagemaker.api.plan_shapes import (
 from sagemaker_plans_local.services.sagemaker.plans.offerings import Capacity
 from sagemaker_plans_local.services.sagemaker.plans.training_plans import TrainingPlan
 from sagemaker_plans_local.services.sagemaker.plans.ultraservers import ultra_server_type
+from sagemaker_plans_local.services.sagemaker.region import Region
 
 #: Members every plan search needs (the model marks none required).
 SEARCH_REQUIRED = ("DurationHours", "TargetResources")
