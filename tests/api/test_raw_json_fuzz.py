@@ -9,6 +9,7 @@ output shape. ``RAW_FUZZ_EXAMPLES`` raises the example count for a long local ru
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from typing import Any, NamedTuple
@@ -132,6 +133,7 @@ def _well_formed(operation: str) -> st.SearchStrategy | None:
     return builder() if builder is not None else None
 
 
+@functools.lru_cache(maxsize=None)  # one strategy per operation, not one per example
 def bodies(operation: str) -> st.SearchStrategy:
     """Model-generated bodies, their identifying members sometimes live values, then mutated."""
     shape = MODEL.operation_model(operation).input_shape
@@ -229,8 +231,7 @@ def seed(backend, sm) -> dict:
     ],
 )
 @given(data=st.data())
-def test_raw_requests(backend, operation, data):
-    sm = backend.client()
+def test_raw_requests(backend, sm, operation, data):
     known = seed(backend, sm)
     backend.clock.advance(data.draw(st.sampled_from([0, 60, 900])))
     body = raw_body(resolve(data.draw(bodies(operation)), known))
