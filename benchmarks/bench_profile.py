@@ -13,32 +13,22 @@ from bench_workload import Ours
 STAGES = [
     ("boto3 client call, total", ("botocore/client.py", "_api_call"), None),
     ("  botocore: validate + serialize request", ("botocore/client.py", "_convert_to_request_dict"), None),
-    ("  ours: BotocoreHook.__call__", ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"), None),
-    ("    SageMakerApi._answer", ("sagemaker_plans_local/api/dispatcher.py", "_answer"), None),
-    (
-        "      json.loads(request)",
-        ("json/__init__.py", "loads"),
-        ("sagemaker_plans_local/api/dispatcher.py", "_answer"),
-    ),
-    ("      decode_input", ("sagemaker_plans_local/api/wire.py", "decode_input"), None),
-    ("      validate_request", ("sagemaker_plans_local/api/validation.py", "validate_request"), None),
-    ("      clock.catch_up", ("sagemaker_plans_local/domain/clock.py", "catch_up"), None),
+    ("  ours: ServiceHook.__call__", ("sagemaker_plans_local/transport/service_hook.py", "__call__"), None),
+    ("    JsonService._answer", ("sagemaker_plans_local/protocol/service.py", "_answer"), None),
+    ("      read_request (JSON)", ("sagemaker_plans_local/protocol/json_wire.py", "read_request"), None),
+    ("      validate (model)", ("sagemaker_plans_local/protocol/validation.py", "violations"), None),
+    ("      clock.catch_up", ("sagemaker_plans_local/core/clock.py", "catch_up"), None),
     ("      handler (domain + response dict)", None, None),  # filled in per operation
-    ("      encode_output", ("sagemaker_plans_local/api/wire.py", "encode_output"), None),
+    ("      encode_output", ("sagemaker_plans_local/protocol/json_wire.py", "encode_output"), None),
     (
-        "    json.dumps(response)",
-        ("json/__init__.py", "dumps"),
-        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
+        "    compiled decode of the answer",
+        ("sagemaker_plans_local/transport/service_hook.py", "_decoded"),
+        None,
     ),
     (
-        "    uuid.uuid4 (request id)",
-        ("uuid.py", "uuid4"),
-        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
-    ),
-    (
-        "    botocore parser.parse",
+        "    botocore parser.parse (errors only)",
         ("botocore/parsers.py", "parse"),
-        ("sagemaker_plans_local/transport/botocore_hook.py", "__call__"),
+        ("sagemaker_plans_local/transport/service_hook.py", "_response"),
     ),
 ]
 
@@ -82,7 +72,7 @@ def run_profile(seeds: int, warmup_calls: int, profile_calls: int, op: str) -> N
         "inflated by the profiler; read the proportions)"
     )
     total = _cumulative(stats, STAGES[0][1], None) or 1e-12
-    handler = ("sagemaker_plans_local/api/training_jobs.py", op)
+    handler = ("sagemaker_plans_local/services/sagemaker/api/training_jobs.py", op)
     rows = []
     for label, function, caller in STAGES:
         value = _cumulative(stats, function or handler, caller)
