@@ -8,7 +8,7 @@ import threading
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 import boto3
 
@@ -19,15 +19,15 @@ from sagemaker_plans_local.core.waiting import Waits
 from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
 from sagemaker_plans_local.service_registry import Services
-from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
-from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
-from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
-from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
-from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
 from sagemaker_plans_local.transport import in_job, layers
 from sagemaker_plans_local.transport.activation import Activation, activated
 from sagemaker_plans_local.transport.refusal import refuse_other_services
 from sagemaker_plans_local.transport.service_hook import ServiceHook
+
+if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
+    from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
+    from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+    from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
 
 #: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
 #: a test checks them), so a session's hooks are registered without reading the models.
@@ -149,10 +149,14 @@ class LocalBackend:
         ``outcome``: ``Completed``, or ``AlgorithmError`` / ``ClientError`` /
         ``InternalServerError`` for a ``Failed`` job with that FailureReason.
         """
+        from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+
         self._emulation.script_job(job_name, JobScript(outcome, runtime_seconds, failure_reason))
 
     def script_plan(self, training_plan_name: str, *, payment_succeeds: bool = False) -> None:
         """Decide whether the named plan's payment succeeds (by default calling this makes it fail)."""
+        from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
+
         self._emulation.script_plan(training_plan_name, PlanScript(payment_succeeds))
 
     def training_job(self, job_name: str, region: str | None = None) -> TrainingJob:

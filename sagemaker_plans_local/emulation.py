@@ -10,15 +10,14 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
-from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
-from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
-from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
 
 if TYPE_CHECKING:
     from sagemaker_plans_local.services.logs.streams import LogStore
     from sagemaker_plans_local.services.s3.objects import ObjectStore
     from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
     from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+    from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
+    from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
     from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
     from sagemaker_plans_local.services.sagemaker.region import Region
 
@@ -51,24 +50,46 @@ class Emulation:
         self.clock = VirtualClock(start_time, self.lock)
         self.settings = Settings()
         self.executor_factory = executor_factory
-        self.prices = prices or PriceList.default()
-        self.capacity = RegionalCapacity()
-        for block in default_inventory(reserved_instance_types, home_region, self.clock.now()):
-            self.capacity.add(
-                block.instance_type, block.count, block.availability_zone, block.start, block.end
-            )
+        self._prices = prices
+        # The default inventory is laid out from the creation time, whenever it is first needed.
+        self._inventory_seed = (tuple(reserved_instance_types), home_region, self.clock.now())
+        self._capacity: RegionalCapacity | None = None
+        self._objects: ObjectStore | None = None
         self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
 
-    @functools.cached_property
+    @property
     def objects(self) -> ObjectStore:
-        """The account's S3 objects under ``root/s3`` (its modules load on first use)."""
-        from sagemaker_plans_local.services.s3.objects import ObjectStore
+        """The account's S3 objects under ``root/s3`` (made, and its modules loaded, on first use)."""
+        if self._objects is None:
+            with self.lock:
+                if self._objects is None:
+                    from sagemaker_plans_local.services.s3.objects import ObjectStore
 
-        with self.lock:
-            return ObjectStore(self.root / "s3", self.clock)
+                    self._objects = ObjectStore(self.root / "s3", self.clock)
+        return self._objects
+
+    @property
+    def capacity(self) -> RegionalCapacity:
+        """Capacity free for training plans, per region (the default inventory laid out on first use)."""
+        if self._capacity is None:
+            with self.lock:
+                if self._capacity is None:
+                    self._capacity = _seeded_capacity(*self._inventory_seed)
+        return self._capacity
+
+    @property
+    def prices(self) -> PriceList:
+        """The plans' price list (the shipped one unless given)."""
+        if self._prices is None:
+            with self.lock:
+                if self._prices is None:
+                    from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
+
+                    self._prices = PriceList.default()
+        return self._prices
 
     def region(self, name: str) -> Region:
         """The SageMaker state of one region, made on first use (its modules load with the first)."""
@@ -144,3 +165,16 @@ def _default_scripts() -> tuple[JobScript, PlanScript]:
     from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
 
     return JobScript(), PlanScript()
+
+
+def _seeded_capacity(
+    reserved_types: tuple[str, ...], home_region: str, created: datetime
+) -> RegionalCapacity:
+    """The regional capacity with the default inventory of ``home_region`` laid out from ``created``."""
+    from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
+    from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
+
+    capacity = RegionalCapacity()
+    for block in default_inventory(reserved_types, home_region, created):
+        capacity.add(block.instance_type, block.count, block.availability_zone, block.start, block.end)
+    return capacity

@@ -19,13 +19,13 @@ answer to botocore.
 
 from __future__ import annotations
 
-import json
 import logging
-from typing import Any, Callable, ClassVar, Iterator, NamedTuple, TypeVar
+from typing import Any, Callable, ClassVar, TypeVar
 
 from botocore.model import OperationModel
 
 from sagemaker_plans_local.core.errors import DomainError
+from sagemaker_plans_local.protocol.answers import Answer, JsonBody
 from sagemaker_plans_local.protocol.errors import ApiError, constraint_violations
 from sagemaker_plans_local.protocol.json_wire import encode_output, read_request
 from sagemaker_plans_local.protocol.request_ids import new_request_id
@@ -38,30 +38,6 @@ log = logging.getLogger(__name__)
 Handler = Callable[[str, dict], Any]
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 _OPERATION = "aws_operation"
-
-
-class Answer(NamedTuple):
-    """One answer as HTTP: status, headers, body (bytes, a :class:`JsonBody` or a binary stream)."""
-
-    status: int
-    headers: dict[str, str]
-    body: Any
-
-
-class JsonBody:
-    """A JSON answer's body: the wire ``document``, serialized only when read (``bytes(body)``)."""
-
-    __slots__ = ("document",)
-
-    def __init__(self, document: dict) -> None:
-        self.document = document
-
-    def __bytes__(self) -> bytes:
-        return json.dumps(self.document).encode()
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        """The body as botocore's ``AWSResponse.raw`` yields it."""
-        yield bytes(self)
 
 
 def operation(name: str) -> Callable[[_Function], _Function]:

@@ -11,7 +11,7 @@ The hook is registered after botocore's own ``before-call`` handlers (which
 only adjust the request, e.g. escape S3's DeleteObjects XML), and after
 anything registered first, such as a ``botocore.stub.Stubber``. With
 ``fast=True`` (SageMaker's hot path) it is registered first instead, and a
-success whose body is a :class:`~sagemaker_plans_local.protocol.service.JsonBody`
+success whose body is a :class:`~sagemaker_plans_local.protocol.answers.JsonBody`
 is decoded from the unserialized document by a compiled equivalent of
 botocore's JSON parser (``response_decoder``; the tests check the two
 against each other). ``HTTPHeaders`` then carry no content length, since the
@@ -29,7 +29,7 @@ from botocore.model import OperationModel
 from botocore.parsers import PROTOCOL_PARSERS, ResponseParser
 from botocore.response import StreamingBody
 
-from sagemaker_plans_local.protocol.service import JsonBody
+from sagemaker_plans_local.protocol.answers import JsonBody
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.transport.response_decoder import decoder_for
 from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
