@@ -6,7 +6,7 @@ import functools
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, cast
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 #: Builds the executor of one region's script-mode jobs: ``factory(emulation, region_name)``.
 ExecutorFactory = Callable[["Emulation", str], "Executor"]
+
+_Part = TypeVar("_Part")
 
 
 class Emulation:
@@ -50,11 +52,10 @@ class Emulation:
         self.clock = VirtualClock(start_time, self.lock)
         self.settings = Settings()
         self.executor_factory = executor_factory
-        self._prices = prices
+        # What is made on first use: the object store, the capacity inventory, the price list.
+        self._parts: dict[str, object] = {} if prices is None else {"prices": prices}
         # The default inventory is laid out from the creation time, whenever it is first needed.
         self._inventory_seed = (tuple(reserved_instance_types), home_region, self.clock.now())
-        self._capacity: RegionalCapacity | None = None
-        self._objects: ObjectStore | None = None
         self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}
@@ -63,43 +64,46 @@ class Emulation:
     @property
     def objects(self) -> ObjectStore:
         """The account's S3 objects under ``root/s3`` (made, and its modules loaded, on first use)."""
-        if self._objects is None:
-            with self.lock:
-                if self._objects is None:
-                    from sagemaker_plans_local.services.s3.objects import ObjectStore
-
-                    self._objects = ObjectStore(self.root / "s3", self.clock)
-        return self._objects
+        return cast("ObjectStore", self._once(self._parts, "objects", self._new_objects))
 
     @property
     def capacity(self) -> RegionalCapacity:
         """Capacity free for training plans, per region (the default inventory laid out on first use)."""
-        if self._capacity is None:
-            with self.lock:
-                if self._capacity is None:
-                    self._capacity = _seeded_capacity(*self._inventory_seed)
-        return self._capacity
+        return cast("RegionalCapacity", self._once(self._parts, "capacity", self._new_capacity))
 
     @property
     def prices(self) -> PriceList:
         """The plans' price list (the shipped one unless given)."""
-        if self._prices is None:
-            with self.lock:
-                if self._prices is None:
-                    from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
-
-                    self._prices = PriceList.default()
-        return self._prices
+        return cast("PriceList", self._once(self._parts, "prices", _default_prices))
 
     def region(self, name: str) -> Region:
         """The SageMaker state of one region, made on first use (its modules load with the first)."""
-        region = self._regions.get(name)
-        if region is None:
+        return self._once(self._regions, name, lambda: self._new_region(name))
+
+    def _once(self, made: dict[str, _Part], key: str, make: Callable[[], _Part]) -> _Part:
+        """``made[key]``, made by the first caller under the lock."""
+        value = made.get(key)
+        if value is None:
             with self.lock:
-                region = self._regions.get(name)
-                if region is None:
-                    region = self._regions[name] = self._new_region(name)
-        return region
+                value = made.get(key)
+                if value is None:
+                    value = made[key] = make()
+        return value
+
+    def _new_objects(self) -> ObjectStore:
+        from sagemaker_plans_local.services.s3.objects import ObjectStore
+
+        return ObjectStore(self.root / "s3", self.clock)
+
+    def _new_capacity(self) -> RegionalCapacity:
+        """The regional capacity with the default inventory laid out from the creation time."""
+        from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
+        from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
+
+        capacity = RegionalCapacity()
+        for block in default_inventory(*self._inventory_seed):
+            capacity.add(block.instance_type, block.count, block.availability_zone, block.start, block.end)
+        return capacity
 
     def _new_region(self, name: str) -> Region:
         from sagemaker_plans_local.services.sagemaker.region import Region
@@ -167,14 +171,7 @@ def _default_scripts() -> tuple[JobScript, PlanScript]:
     return JobScript(), PlanScript()
 
 
-def _seeded_capacity(
-    reserved_types: tuple[str, ...], home_region: str, created: datetime
-) -> RegionalCapacity:
-    """The regional capacity with the default inventory of ``home_region`` laid out from ``created``."""
-    from sagemaker_plans_local.services.sagemaker.plans.default_inventory import default_inventory
-    from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
+def _default_prices() -> PriceList:
+    from sagemaker_plans_local.services.sagemaker.plans.pricing import PriceList
 
-    capacity = RegionalCapacity()
-    for block in default_inventory(reserved_types, home_region, created):
-        capacity.add(block.instance_type, block.count, block.availability_zone, block.start, block.end)
-    return capacity
+    return PriceList.default()
