@@ -21,7 +21,10 @@ ROOT = Path(sagemaker_plans_local.__file__).parent
 
 #: The layers, outer to inner (docs/architecture.md); an import never points outward.
 LAYERS = (
-    ("public surface", lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith("sdk")),
+    (
+        "public surface",
+        lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith(("sdk", "server")),
+    ),
     ("facade", lambda m: m in ("backend", "backend_root", "service_registry")),
     ("transport", lambda m: m.startswith("transport")),
     ("runtime", lambda m: m.startswith("runtime")),
