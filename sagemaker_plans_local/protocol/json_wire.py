@@ -351,4 +351,5 @@ def encode_output(shape: Shape, value: dict) -> dict:
 
     Raises ``ValueError`` naming any member ``shape`` does not define.
     """
-    return _encoder(shape)(value)
+    encode = _encoder(shape)
+    return value if encode is None else encode(value)

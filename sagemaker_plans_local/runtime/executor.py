@@ -112,7 +112,7 @@ class LocalExecutor:
     def start(self, job: "TrainingJob", at: datetime) -> "LocalRun":
         facts = JobFacts(job.name, job.arn, job.spec, job.cache_dir, job.capacity_block_expiration)
         pooled = job.pool is not None
-        key = self._key(job.pool.pool_id if pooled else job.name, pooled)
+        key = self._key(job.pool.pool_id if job.pool is not None else job.name, pooled)
         with self._lock:
             previous = self._by_key.get(key)
             run = LocalRun(self, facts, at, key, pooled, previous)
@@ -150,8 +150,8 @@ class LocalExecutor:
 
     def instances_dir(self, job: "TrainingJob") -> Path:
         """Where ``job``'s instance directories are (``algo-<i>`` inside)."""
-        pooled = job.pool is not None
-        return self.root / "instances" / self._key(job.pool.pool_id if pooled else job.name, pooled)
+        name = job.pool.pool_id if job.pool is not None else job.name
+        return self.root / "instances" / self._key(name, job.pool is not None)
 
     def close(self, timeout: float | None = None) -> None:
         """Stop every run and wait for them to end."""

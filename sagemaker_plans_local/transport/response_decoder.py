@@ -79,9 +79,9 @@ def _plain(decode: Any) -> Decode:
 
 def _structure(shape: Shape, building: dict[str, list]) -> Decode:
     # Recursive shapes: the decoder looks its members up on first use.
-    cell: list = building.get(shape.name)
-    if cell is not None:
-        return lambda value: cell[0](value)
+    known = building.get(shape.name)
+    if known is not None:
+        return lambda value: known[0](value)
     cell = building[shape.name] = [None]
     members = tuple(
         (name, member.serialization.get("name", name), _decoder_or_none(member, building))
