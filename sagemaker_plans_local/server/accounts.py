@@ -1,0 +1,110 @@
+"""The server's backends: one :class:`LocalBackend` per account, made on the account's first request.
+
+Every account's backend has its own clock, all on one time line: a manual
+clock starts at the server's start time moved by every advance so far (so an
+account first seen after an advance starts where the others are), and
+:meth:`Accounts.advance` moves every account's clock together.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import attrs
+
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
+
+
+class WallClockError(Exception):
+    """The server follows the wall clock: its time cannot be advanced."""
+
+
+class Accounts:
+    """The backends of a server by account id, all in ``region`` (their default), on one time line.
+
+    ``start_time`` None follows the wall clock. ``root`` None gives every
+    backend a temporary directory; otherwise an account's files live under
+    ``root/accounts/<account id>``.
+    """
+
+    def __init__(
+        self, start_time: datetime | None = None, root: Path | None = None, region: str = "us-east-1"
+    ):
+        self.start_time = start_time
+        self.root = root
+        self.region = region
+        self._advanced = timedelta(0)
+        self._backends: dict[str, LocalBackend] = {}
+        self._settings: dict[str, dict] = {}  # what a reset keeps, by account
+        self._lock = threading.RLock()
+
+    @property
+    def manual(self) -> bool:
+        return self.start_time is not None
+
+    def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
+        """The account's backend, made on first use."""
+        backend = self._backends.get(account_id)
+        if backend is None:
+            with self._lock:
+                backend = self._backends.get(account_id)
+                if backend is None:
+                    backend = self._backends[account_id] = self._make(account_id)
+        return backend
+
+    def now(self) -> datetime:
+        """The server's time (every account's clock shows it)."""
+        if self.start_time is None:
+            return self.backend().clock.now()
+        return self.start_time + self._advanced
+
+    def advance(self, seconds: float) -> datetime:
+        """Move every account's manual clock ``seconds`` ahead (applying what falls due); the new time."""
+        if self.start_time is None:
+            raise WallClockError(
+                "the server follows the wall clock; start it with --start-time to advance it"
+            )
+        with self._lock:
+            self._advanced += timedelta(seconds=seconds)
+            for backend in list(self._backends.values()):
+                backend.clock.advance(self.now() - backend.clock.now())
+            return self.now()
+
+    def reset(self) -> None:
+        """A fresh backend for every account (on the start time again; each keeps its settings)."""
+        with self._lock:
+            self._settings.update(
+                {account: attrs.asdict(b.settings) for account, b in self._backends.items()}
+            )
+            self._close_all()
+            self._advanced = timedelta(0)
+
+    def close(self) -> None:
+        """Close every backend (a server's last act)."""
+        with self._lock:
+            self._close_all()
+
+    def _make(self, account_id: str) -> LocalBackend:
+        start = None if self.start_time is None else self.now()
+        root = None if self.root is None else self.root / "accounts" / account_id
+        backend = LocalBackend(region=self.region, account_id=account_id, start_time=start, root=root)
+        for name, value in self._settings.pop(account_id, {}).items():
+            setattr(backend.settings, name, value)
+        return backend
+
+    def _close_all(self) -> None:
+        backends, self._backends = self._backends, {}
+        for backend in backends.values():
+            backend.close()
+            if self.root is not None:  # a root of ours: its next backend starts empty
+                shutil.rmtree(backend.root, ignore_errors=True)
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 time (``Z`` or an offset; a naive one is UTC), as an aware datetime."""
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)

@@ -1,0 +1,163 @@
+"""The server's WSGI application: one port for every emulated service and the control API.
+
+A request's credential scope picks the service and region, its access key the
+account (``server/routing.py``); the service's own ``handle`` answers, as it
+does in process. Nothing a client sends raises out of here: a refusal is an
+AWS-shaped 4xx, a bug of ours an ``InternalFailure`` 500.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any, Iterable, Iterator, Mapping, cast
+
+from werkzeug.datastructures import MultiDict
+from werkzeug.wrappers import Request, Response
+
+from sagemaker_plans_local.protocol.answers import Answer, JsonBody
+from sagemaker_plans_local.server import control, routing
+from sagemaker_plans_local.server.accounts import Accounts
+from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
+
+log = logging.getLogger(__name__)
+
+#: The largest JSON or query request body read (AWS's own limits are far smaller).
+MAX_BODY = 16 * 1024 * 1024
+#: The largest S3 request body (S3's single PutObject limit); streamed, never held in memory.
+MAX_STREAM = 5 * 1024**3
+_CHUNK = 1024 * 1024
+
+
+class ServerApp:
+    """The WSGI application over ``accounts``; ``allow_real_keys`` lets real-looking access keys in."""
+
+    def __init__(self, accounts: Accounts, allow_real_keys: bool = False) -> None:
+        self.accounts = accounts
+        self.allow_real_keys = allow_real_keys
+
+    def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
+        request = Request(environ)
+        try:
+            response = self.respond(request)
+        except Exception:  # a bug of ours: still an AWS-shaped answer
+            log.exception("internal error answering %s %s", request.method, request.path)
+            failure = RouteError(
+                "InternalFailure", "The server failed; this is a bug in sagemaker-plans-local.", 500
+            )
+            response = _response(error_answer(routing.guess_family(request.headers), failure))
+        return response(environ, start_response)
+
+    def respond(self, request: Request) -> Response:
+        """The answer to one request."""
+        if request.path.startswith(control.PREFIX):
+            body = _read(request, MAX_BODY, "json") if request.method == "POST" else b""
+            status, document = control.answer(self.accounts, request.method, request.path, request.args, body)
+            return Response(json.dumps(document), status, content_type="application/json")
+        family = routing.guess_family(request.headers)
+        try:
+            scope = routing.scope(request.headers, request.args)
+            family = routing.family_of(scope.service)
+            if routing.looks_real(scope.access_key_id) and not self.allow_real_keys:
+                raise refusal(
+                    "real-key",
+                    family,
+                    "The access key looks like a real AWS key; sagemaker-plans-local refuses it "
+                    "(start the server with --allow-real-keys to accept it).",
+                    403,
+                )
+            return _response(self._service_answer(request, scope, family))
+        except RouteError as error:
+            return _response(error_answer(family, error, head=request.method == "HEAD"))
+
+    def _service_answer(self, request: Request, scope: routing.Scope, family: str) -> Answer:
+        backend = self.accounts.backend(scope.account)
+        if family == "rest-xml":
+            operation_name, request_dict = _s3_request(request)
+        else:
+            body = _read(request, MAX_BODY, family)
+            if family == "json":
+                operation_name = routing.json_operation(
+                    scope.service, request.method, request.headers.get("X-Amz-Target")
+                )
+            else:
+                if request.method == "GET":  # the query protocol's parameters in the URL
+                    body = request.query_string
+                operation_name = routing.query_operation(scope.service, request.method, body, request.args)
+            request_dict = _request_dict(request, body)
+        return backend._services.get(scope.service).handle(scope.region, operation_name, request_dict)
+
+
+def _request_dict(request: Request, body: Any) -> dict:
+    """The request as botocore hands it to a ``before-call`` handler."""
+    return {
+        "body": body,
+        "headers": dict(request.headers),
+        "method": request.method,
+        "url_path": _raw_path(request),
+        "query_string": request.args.to_dict(),
+        "url": request.url,
+        "context": {},
+    }
+
+
+def _raw_path(request: Request) -> str:
+    """The path as sent (still percent-encoded)."""
+    raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI")
+    return raw.split("?", 1)[0] if raw else request.full_path.split("?", 1)[0]
+
+
+def _s3_request(request: Request) -> tuple[str, dict]:
+    """S3's operation and request, from ``server.s3_routes`` (501 if that module is missing)."""
+    try:
+        from sagemaker_plans_local.server import s3_routes
+    except ImportError:
+        raise RouteError("NotImplemented", "S3 over HTTP is not implemented yet.", 501) from None
+    if request.content_length is not None and request.content_length > MAX_STREAM:
+        raise refusal("too-large", "rest-xml", f"The body is larger than {MAX_STREAM} bytes.", 400)
+    try:
+        operation_name, request_dict = s3_routes.route(
+            request.method,
+            request.path,
+            MultiDict(request.args),
+            cast(Mapping[str, str], request.headers),
+            request.host,
+            body=request.stream,
+        )
+    except s3_routes.S3RouteError as error:
+        raise RouteError(error.code, error.message, error.status) from None
+    return operation_name, request_dict
+
+
+def _read(request: Request, limit: int, family: str) -> bytes:
+    """The whole body, at most ``limit`` bytes (more is a 413 in the family's shape)."""
+    too_large = refusal("too-large", family, f"The request body is larger than {limit} bytes.", 413)
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    body = request.stream.read(limit + 1)
+    if len(body) > limit:
+        raise too_large
+    return body
+
+
+def _response(answer: Answer) -> Response:
+    """A service's :class:`Answer` as a werkzeug response (a stream is sent in chunks)."""
+    body = answer.body
+    if isinstance(body, JsonBody):
+        body = bytes(body)
+    if isinstance(body, (bytes, bytearray)):
+        return Response(bytes(body), answer.status, headers=answer.headers)
+    return Response(_chunks(body), answer.status, headers=answer.headers, direct_passthrough=True)
+
+
+def _chunks(stream: Any) -> Iterator[bytes]:
+    try:
+        if hasattr(stream, "read"):
+            while chunk := stream.read(_CHUNK):
+                yield chunk
+        else:
+            yield from stream
+    finally:
+        close = getattr(stream, "close", None)
+        if close is not None:
+            close()

@@ -1,0 +1,112 @@
+"""The ``sagemaker-plans-local`` command: ``run`` a script locally, ``serve`` over HTTP, ``clock``.
+
+- ``run script.py [args]``: the script with every boto3 client answered in-process.
+- ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys]``: the server
+  (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
+- ``clock show|advance DURATION --endpoint-url URL``: a running server's clock.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import runpy
+import signal
+import sys
+import threading
+import urllib.error
+import urllib.request
+
+CONTROL = "/_sagemaker_plans_local/"
+
+
+def main(argv: list[str] | None = None) -> int:
+    options = _parser().parse_args(argv)
+    return int(options.action(options))
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sagemaker-plans-local",
+        description="SageMaker training jobs, warm pools and training plans, locally.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run a Python script with every boto3 client answered locally")
+    run.add_argument("script", help="the script to run, as with `python script.py`")
+    run.add_argument("args", nargs=argparse.REMAINDER, help="the script's own arguments")
+    run.set_defaults(action=_run)
+    serve = commands.add_parser("serve", help="answer every emulated service over HTTP on one port")
+    serve.add_argument("--host", default="127.0.0.1", help="the address to bind (default: loopback only)")
+    serve.add_argument("--port", type=int, default=0, help="the port (default 0: a free one)")
+    serve.add_argument("--root", help="where the server's files live (state stays in memory)")
+    serve.add_argument("--start-time", help="a manual clock starting at this ISO 8601 time")
+    serve.add_argument("--allow-real-keys", action="store_true", help="accept AKIA/ASIA-looking access keys")
+    serve.set_defaults(action=_serve)
+    clock = commands.add_parser("clock", help="show or advance a running server's clock")
+    clock.add_argument("clock_command", choices=("show", "advance"))
+    clock.add_argument("duration", nargs="?", help="how far to advance: 900, 90s, 30m, 2h, 3d")
+    clock.add_argument(
+        "--endpoint-url",
+        default=os.environ.get("AWS_ENDPOINT_URL"),
+        help="the server (default: $AWS_ENDPOINT_URL)",
+    )
+    clock.set_defaults(action=_clock, parser=clock)
+    return parser
+
+
+def _run(options: argparse.Namespace) -> int:
+    from sagemaker_plans_local.sdk.activation import activated
+
+    sys.argv = [options.script, *options.args]
+    with activated():
+        runpy.run_path(options.script, run_name="__main__")
+    return 0
+
+
+def _serve(options: argparse.Namespace) -> int:
+    from sagemaker_plans_local.server.accounts import parse_time
+    from sagemaker_plans_local.server.runner import LocalServer
+
+    start = parse_time(options.start_time) if options.start_time else None
+    server = LocalServer(options.host, options.port, options.root, start, options.allow_real_keys)
+    stopped = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopped.set())
+    server.start()
+    print(f"sagemaker-plans-local serving on {server.url}", flush=True)
+    try:
+        while not stopped.wait(3600):
+            pass
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
+
+
+def _clock(options: argparse.Namespace) -> int:
+    from sagemaker_plans_local.server.durations import parse_duration
+
+    parser: argparse.ArgumentParser = options.parser
+    if not options.endpoint_url:
+        parser.error("give --endpoint-url (or set AWS_ENDPOINT_URL)")
+    url = options.endpoint_url.rstrip("/") + CONTROL + "clock"
+    if options.clock_command == "show":
+        request = urllib.request.Request(url)
+    else:
+        if options.duration is None:
+            parser.error("clock advance takes a DURATION (900, 90s, 30m, 2h, 3d)")
+        try:
+            seconds = parse_duration(options.duration)
+        except ValueError as error:
+            parser.error(str(error))
+        body = json.dumps({"advance_seconds": seconds}).encode()
+        request = urllib.request.Request(url, body, {"Content-Type": "application/json"}, method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            document = json.load(response)
+    except urllib.error.HTTPError as error:
+        print(f"sagemaker-plans-local: {json.load(error).get('message', error)}", file=sys.stderr)
+        return 1
+    print(document["now"])
+    return 0

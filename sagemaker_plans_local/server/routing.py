@@ -1,0 +1,121 @@
+"""Which service, region, account and operation an HTTP request is for.
+
+The service and region come from the SigV4 credential scope (the
+``Authorization`` header, or a presigned URL's ``X-Amz-Credential``); the
+account from the access key id (12 digits: that account; anything else:
+:data:`DEFAULT_ACCOUNT`). The operation of an awsJson service comes from
+``X-Amz-Target``, of a query service from the form's ``Action``; S3's from
+``server.s3_routes``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Mapping, NamedTuple, Protocol
+from urllib.parse import parse_qs
+
+from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.server.errors import RouteError, refusal
+
+DEFAULT_ACCOUNT = "123456789012"
+#: SigV4 signing names -> the botocore names of the emulated services.
+SIGNING_NAMES = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam", "logs": "logs"}
+#: The protocol family of each emulated service (how its errors are shaped).
+FAMILIES = {"sagemaker": "json", "logs": "json", "sts": "query", "iam": "query", "s3": "rest-xml"}
+
+_SCOPE = re.compile(r"^([^/\s,]+)/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request$")
+_AUTHORIZATION = re.compile(r"^AWS4-HMAC-SHA256\s+Credential=([^,\s]+)")
+_REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
+_ACCOUNT = re.compile(r"^\d{12}$")
+
+
+class Lookup(Protocol):
+    """Headers or query arguments: what routing reads of them."""
+
+    def get(self, key: str, /) -> str | None: ...
+
+
+class Scope(NamedTuple):
+    """What a request's credential says: access key id, region and (botocore) service name."""
+
+    access_key_id: str
+    region: str
+    service: str
+
+    @property
+    def account(self) -> str:
+        return account_for(self.access_key_id)
+
+
+def account_for(access_key_id: str) -> str:
+    """The account an access key id selects: itself if 12 digits, else the default account."""
+    return access_key_id if _ACCOUNT.match(access_key_id) else DEFAULT_ACCOUNT
+
+
+def looks_real(access_key_id: str) -> bool:
+    """Whether the key id has the form of a real AWS key (``AKIA``/``ASIA`` and 16 more)."""
+    return bool(_REAL_KEY.match(access_key_id))
+
+
+def guess_family(headers: Lookup) -> str:
+    """The protocol family a request without a usable credential looks like it is for."""
+    if headers.get("X-Amz-Target"):
+        return "json"
+    if (headers.get("Content-Type") or "").startswith("application/x-www-form-urlencoded"):
+        return "query"
+    return "rest-xml"
+
+
+def scope(headers: Lookup, args: Lookup) -> Scope:
+    """The request's credential scope; a :class:`RouteError` if it has none or names no emulated service."""
+    family = guess_family(headers)
+    credential = args.get("X-Amz-Credential")
+    found = _AUTHORIZATION.match(headers.get("Authorization") or "")
+    if found is not None:
+        credential = found.group(1)
+    parts = _SCOPE.match(credential or "")
+    if parts is None:
+        raise refusal(
+            "missing-credential", family, "Missing Authentication Token: sign the request with SigV4.", 403
+        )
+    access_key_id, region, signing_name = parts.groups()
+    service = SIGNING_NAMES.get(signing_name)
+    if service is None:
+        raise RouteError(
+            "NotImplemented",
+            f"sagemaker-plans-local emulates {', '.join(sorted(SIGNING_NAMES))}, not {signing_name!r}.",
+            501,
+        )
+    return Scope(access_key_id, region, service)
+
+
+def json_operation(service: str, method: str, target: str | None) -> str:
+    """The awsJson operation ``X-Amz-Target`` names (``<targetPrefix>.<Operation>``)."""
+    model = service_model(service)
+    if method != "POST":
+        raise RouteError("UnknownOperationException", f"{model.service_id} answers POST only, not {method}.")
+    prefix, _, name = (target or "").partition(".")
+    if prefix != model.metadata["targetPrefix"] or name not in model.operation_names:
+        raise RouteError("UnknownOperationException", f"Unknown operation {target!r}.")
+    return name
+
+
+def query_operation(service: str, method: str, body: bytes, args: Mapping[str, str]) -> str:
+    """The query-protocol operation the form's (or the URL's) ``Action`` names."""
+    if method not in ("POST", "GET"):
+        raise RouteError("InvalidAction", f"The query protocol answers GET and POST, not {method}.")
+    try:
+        form = parse_qs(body.decode("utf-8"), keep_blank_values=True)
+    except UnicodeDecodeError:
+        raise RouteError("MalformedQueryString", "The request body is not UTF-8 form data.") from None
+    action = (form.get("Action") or [args.get("Action") or ""])[0]
+    if not action:
+        raise RouteError("MissingAction", "The request must contain the parameter Action.")
+    if action not in service_model(service).operation_names:
+        raise RouteError("InvalidAction", f"The action {action} is not valid for this web service.")
+    return action
+
+
+def family_of(service: str) -> str:
+    """The protocol family of an emulated service."""
+    return FAMILIES[service]

@@ -1,0 +1,74 @@
+"""A running server: the WSGI app on a threaded werkzeug server, in a thread of its own."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from pathlib import Path
+
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+
+from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.server.accounts import Accounts
+from sagemaker_plans_local.server.app import ServerApp
+from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """HTTP/1.1 (keep-alive), no access log line per request (errors are still logged)."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        return None
+
+
+class LocalServer:
+    """sagemaker-plans-local over HTTP on ``host:port`` (port 0: a free one); ``start()`` / ``stop()``.
+
+    Bound as soon as it is made (``url`` is known); answers once started.
+    """
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        root: str | Path | None = None,
+        start_time: datetime | None = None,
+        allow_real_keys: bool = False,
+    ) -> None:
+        self.accounts = Accounts(start_time, None if root is None else Path(root))
+        self.app = ServerApp(self.accounts, allow_real_keys=allow_real_keys)
+        self._http: BaseWSGIServer = make_server(
+            host, port, self.app, threaded=True, request_handler=_QuietHandler
+        )
+        shown = f"[{host}]" if ":" in host else host
+        self.url = f"http://{shown}:{self._http.server_port}"
+        self._thread: threading.Thread | None = None
+
+    def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
+        """The backend answering ``account_id`` (for tests: its clock, jobs, settings)."""
+        return self.accounts.backend(account_id)
+
+    def start(self) -> "LocalServer":
+        """Answer requests from a background thread."""
+        self._thread = threading.Thread(
+            target=self._http.serve_forever, name="sagemaker-plans-local-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop answering, close the socket and every backend; idempotent."""
+        if self._thread is not None:
+            self._http.shutdown()
+            self._thread.join()
+            self._thread = None
+        self._http.server_close()
+        self.accounts.close()
+
+    def __enter__(self) -> "LocalServer":
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
