@@ -11,6 +11,10 @@ STAMP3 := $(VENV3)/.installed
 LINT_STAMP := $(VENV3)/.lint-installed
 V2_SDK := 'sagemaker>=2.257,<3'
 V3_SDK := 'sagemaker>=3'
+# The AWS CLI v1 from PyPI for tests/server/test_aws_cli.py, in its own environment (its botocore
+# pin clashes with ours); the tests find it at $(AWSCLI_VENV)/bin/aws.
+AWSCLI_VENV ?= .venv-awscli
+AWSCLI_STAMP := $(AWSCLI_VENV)/.installed
 
 .PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 test-v2-all bench install clean lint
 
@@ -25,6 +29,12 @@ $(STAMP3): pyproject.toml
 	$(PY3) -m pip install --quiet --upgrade pip
 	$(PY3) -m pip install --quiet -e '.[test]' $(V3_SDK)
 	touch $(STAMP3)
+
+$(AWSCLI_STAMP):
+	test -x $(AWSCLI_VENV)/bin/python || $(PYTHON) -m venv $(AWSCLI_VENV)
+	$(AWSCLI_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(AWSCLI_VENV)/bin/python -m pip install --quiet awscli
+	touch $(AWSCLI_STAMP)
 
 install: $(STAMP) $(STAMP3)
 
@@ -65,7 +75,7 @@ PYTEST_XDIST = --dist worksteal
 test: $(STAMP) $(STAMP3)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-v3 test-v2
 
-test-v3: $(STAMP3)
+test-v3: $(STAMP3) $(AWSCLI_STAMP)
 	$(PY3) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
 test-v2: $(STAMP)
