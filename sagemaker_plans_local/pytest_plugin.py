@@ -7,6 +7,10 @@
   installed SDK major's session class (v2: ``sagemaker.session.Session``, v3:
   ``sagemaker.core.helper.session_helper.Session``); with
   ``SAGEMAKER_PLANS_LOCAL=0`` a plain AWS session of that class instead.
+- ``sagemaker_server``: a running HTTP server (docs/server.md) on a free
+  loopback port, on a manual clock at the same start, stopped after the test:
+  ``.url`` for clients' ``endpoint_url``, ``.backend(account_id)`` for the
+  test's own checks.
 """
 
 from __future__ import annotations
@@ -39,3 +43,11 @@ def sagemaker_session(sagemaker_backend):
     if not local_by_default():
         return session_class()(local=False)
     return session_class()(backend=sagemaker_backend, local=True)
+
+
+@pytest.fixture
+def sagemaker_server(tmp_path):
+    from sagemaker_plans_local.server.runner import LocalServer
+
+    with LocalServer(start_time=FIXTURE_START, root=tmp_path / "sagemaker-plans-local-server") as server:
+        yield server

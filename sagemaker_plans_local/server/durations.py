@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
-_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$")
+_DURATION = re.compile(r"^(\d+(?:\.\d+)?)([smhd]?)$", re.ASCII)
 
 
 def parse_duration(text: str) -> float:
