@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """sagemaker-plans-local benchmarks: throughput against moto and Stubber, warm-pool scaling,
-offering searches, SDK fit(), List scaling.
+offering searches, SDK fit(), List scaling, the HTTP server against moto's.
 
 Usage::
 
@@ -41,6 +41,7 @@ from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E4
 from bench_pools import run_pool_latency  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
 from bench_search import run_search  # noqa: E402
+from bench_server import run_server  # noqa: E402
 from bench_startup import run_startup  # noqa: E402
 from bench_train import run_train  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, Moto, Ours, Stubbed  # noqa: E402
@@ -233,6 +234,7 @@ SECTIONS = (
     ("train", "section 6 (SDK v3 ModelTrainer.train() vs the script by hand)"),
     ("capacity", "section 7 (capacity inventory add and sell cost as blocks pile up)"),
     ("startup", "section 8 (first client in a fresh process; the README's Estimator().fit())"),
+    ("server", "section 9 (describe_training_job over HTTP: our server vs moto's ThreadedMotoServer)"),
 )
 
 
@@ -258,6 +260,7 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
             sizes=(300, 3_000) if quick else (300, 3_000, 10_000), repeats=1 if quick else 5
         ),
         "startup": lambda: run_startup(repeats=1 if quick else 9, later_fits=1 if quick else 6),
+        "server": lambda: run_server(calls=20 if quick else 1_000, repeats=2 if quick else 7),
     }
 
 
