@@ -65,11 +65,16 @@ def _run(options: argparse.Namespace) -> int:
 
 
 def _serve(options: argparse.Namespace) -> int:
+    from sagemaker_plans_local.backend_root import RootInUseError
     from sagemaker_plans_local.server.accounts import parse_time
     from sagemaker_plans_local.server.runner import LocalServer
 
-    start = parse_time(options.start_time) if options.start_time else None
-    server = LocalServer(options.host, options.port, options.root, start, options.allow_real_keys)
+    try:
+        start = parse_time(options.start_time) if options.start_time else None
+        server = LocalServer(options.host, options.port, options.root, start, options.allow_real_keys)
+    except (ValueError, OSError, RootInUseError) as error:
+        print(f"sagemaker-plans-local: {error}", file=sys.stderr)
+        return 1
     stopped = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopped.set())
     server.start()

@@ -1,7 +1,7 @@
 """The control API under ``/_sagemaker_plans_local/``: what ``LocalBackend`` does in process, over HTTP.
 
 Every answer is JSON; a bad request is a 400 ``{"error": code, "message": ...}``.
-``?account=<12 digits>`` picks the account of ``capacity``, ``scripts/jobs``
+``?account=<12 digits>`` picks the account of ``capacity``, ``scripts/...``
 and ``settings`` (default: the default account); ``clock`` and ``reset`` act
 on every account.
 """
@@ -144,6 +144,13 @@ def script_job(accounts: Accounts, backend: LocalBackend | None, document: Docum
     return {"status": "scripted"}
 
 
+def script_plan(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
+    assert backend is not None
+    payment = _field(document, "payment_succeeds", bool, required=False)
+    backend.script_plan(_field(document, "training_plan_name", str), payment_succeeds=bool(payment))
+    return {"status": "scripted"}
+
+
 def change_settings(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
     assert backend is not None
     fields = {field.name: field for field in attrs.fields(Settings)}
@@ -181,6 +188,7 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "capacity": {"POST": add_capacity},
     "capacity/clear": {"POST": clear_capacity},
     "scripts/jobs": {"POST": script_job},
+    "scripts/plans": {"POST": script_plan},
     "settings": {"POST": change_settings, "GET": change_settings},
 }
-_PER_ACCOUNT = (add_capacity, clear_capacity, script_job, change_settings)
+_PER_ACCOUNT = (add_capacity, clear_capacity, script_job, script_plan, change_settings)

@@ -26,7 +26,8 @@ class _QuietHandler(WSGIRequestHandler):
 class LocalServer:
     """sagemaker-plans-local over HTTP on ``host:port`` (port 0: a free one); ``start()`` / ``stop()``.
 
-    Bound as soon as it is made (``url`` is known); answers once started.
+    Bound as soon as it is made (``url`` is known); answers once started. A ``root`` another
+    live server (or backend) holds raises :class:`~sagemaker_plans_local.backend.RootInUseError`.
     """
 
     def __init__(
@@ -39,12 +40,20 @@ class LocalServer:
     ) -> None:
         self.accounts = Accounts(start_time, None if root is None else Path(root))
         self.app = ServerApp(self.accounts, allow_real_keys=allow_real_keys)
-        self._http: BaseWSGIServer = make_server(
-            host, port, self.app, threaded=True, request_handler=_QuietHandler
-        )
+        try:
+            self._http: BaseWSGIServer = make_server(
+                host, port, self.app, threaded=True, request_handler=_QuietHandler
+            )
+        except SystemExit:  # werkzeug's answer to an address in use (it has said why on stderr)
+            raise OSError(f"cannot listen on {host}:{port}: the address is in use") from None
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{self._http.server_port}"
         self._thread: threading.Thread | None = None
+        try:  # the default account's backend now: a root another server holds fails here, not per request
+            self.accounts.backend()
+        except BaseException:
+            self._http.server_close()
+            raise
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
         """The backend answering ``account_id`` (for tests: its clock, jobs, settings)."""

@@ -94,3 +94,16 @@ def test_decimals_case_and_spaces(text):
 def test_malformed_durations(text):
     with pytest.raises(ValueError):
         parse_duration(text)
+
+
+def test_serve_refuses_a_root_in_use_a_bad_start_time_and_a_taken_port(sagemaker_server, capsys):
+    root = str(sagemaker_server.backend().root.parent.parent)
+    port = sagemaker_server.url.rsplit(":", 1)[1]
+    assert main(["serve", "--root", root]) == 1
+    assert main(["serve", "--start-time", "new year"]) == 1
+    assert main(["serve", "--port", port]) == 1
+    ours = [
+        line for line in capsys.readouterr().err.splitlines() if line.startswith("sagemaker-plans-local: ")
+    ]
+    assert len(ours) == 3  # werkzeug adds its own lines on the port
+    assert "in use" in ours[0] and "isoformat" in ours[1] and "in use" in ours[2]

@@ -162,3 +162,23 @@ def test_bad_control_requests(sagemaker_server, method, path, body, status):
     assert answered == status
     assert headers["Content-Type"] == "application/json"
     assert b'"message"' in answer
+
+
+def test_a_scripted_plan_payment_fails(sagemaker_server):
+    assert control(sagemaker_server, "scripts/plans", {"training_plan_name": "unpaid"}) == (
+        200,
+        {"status": "scripted"},
+    )
+    sm = client(sagemaker_server)
+    offering = sm.search_training_plan_offerings(
+        InstanceType="ml.p5.48xlarge", InstanceCount=2, DurationHours=48, TargetResources=["training-job"]
+    )["TrainingPlanOfferings"][0]
+    sm.create_training_plan(
+        TrainingPlanName="unpaid", TrainingPlanOfferingId=offering["TrainingPlanOfferingId"]
+    )
+    control(sagemaker_server, "clock", {"advance_seconds": 3600})
+    assert sm.describe_training_plan(TrainingPlanName="unpaid")["Status"] == "Failed"
+    assert (
+        control(sagemaker_server, "scripts/plans", {"training_plan_name": "x", "payment_succeeds": 1})[0]
+        == 400
+    )
