@@ -62,7 +62,10 @@ class LocalServer:
     def start(self) -> "LocalServer":
         """Answer requests from a background thread."""
         self._thread = threading.Thread(
-            target=self._http.serve_forever, name="sagemaker-plans-local-server", daemon=True
+            target=self._http.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="sagemaker-plans-local-server",
+            daemon=True,
         )
         self._thread.start()
         return self
