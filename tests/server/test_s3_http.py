@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import urllib.error
 import urllib.request
@@ -137,3 +138,32 @@ def test_a_method_no_s3_operation_has_is_a_405_error_document(sagemaker_server):
     assert caught.value.code == 405
     body = caught.value.read()
     assert b"<Code>MethodNotAllowed</Code>" in body
+
+
+def test_an_aws_chunked_put_over_http_stores_the_payload(sagemaker_server, s3):
+    payload = os.urandom(70_000)
+    framed = b"".join(
+        b"%x;chunk-signature=%s\r\n%s\r\n" % (len(part), b"0" * 64, part)
+        for part in (payload[:65536], payload[65536:])
+    )
+    framed += b"0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+    credential = "testing/20260101/us-east-1/s3/aws4_request"
+    server = urlsplit(sagemaker_server.url)
+    connection = http.client.HTTPConnection(server.hostname, server.port, timeout=30)
+    connection.request(
+        "PUT",
+        "/bucket/chunked.bin",
+        body=framed,
+        headers={
+            "Authorization": f"AWS4-HMAC-SHA256 Credential={credential}, SignedHeaders=host, Signature=0",
+            "Content-Encoding": "aws-chunked",
+            "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+            "x-amz-decoded-content-length": str(len(payload)),
+            "x-amz-trailer": "x-amz-checksum-crc32",
+        },
+    )
+    answer = connection.getresponse()
+    answer.read()
+    connection.close()
+    assert answer.status == 200
+    assert s3.get_object(Bucket="bucket", Key="chunked.bin")["Body"].read() == payload

@@ -263,3 +263,86 @@ def test_no_operation_is_an_s3_route_error(method, path):
     with pytest.raises(S3RouteError) as caught:
         route(method, path, {}, {}, "127.0.0.1")
     assert (caught.value.code, caught.value.status) == ("MethodNotAllowed", 405)
+
+
+QUERY_KEYS = st.sampled_from(
+    [
+        "uploads",
+        "uploadId",
+        "partNumber",
+        "list-type",
+        "delete",
+        "location",
+        "tagging",
+        "versionId",
+        "prefix",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    method=st.sampled_from(["GET", "PUT", "POST", "DELETE", "HEAD", "PATCH", "OPTIONS"]),
+    path=st.text(min_size=0, max_size=30).map(lambda text: "/" + text),
+    query=st.dictionaries(QUERY_KEYS, st.lists(st.text(max_size=8), max_size=2), max_size=4),
+    body=st.binary(max_size=64),
+)
+def test_any_request_is_a_route_error_an_s3_answer_or_not_implemented(wire, method, path, query, body):
+    try:
+        name, request = route(method, path, query, {}, "127.0.0.1:1", body)
+    except S3RouteError as error:
+        assert 400 <= error.status < 500
+        return
+    answer = wire.service.handle(REGION, name, request)
+    assert answer.status < 500 or (answer.status, name in wire.service.operations) == (501, False)
+
+
+def aws_chunked(
+    data: bytes, sizes: list[int], trailer: bytes = b"x-amz-checksum-crc32:AAAAAA==\r\n"
+) -> bytes:
+    """``data`` framed as SDKs send it with ``Content-Encoding: aws-chunked`` (chunks of ``sizes``)."""
+    out, start = [], 0
+    for size in sizes:
+        chunk = data[start : start + size]
+        start += len(chunk)
+        if chunk:
+            out.append(b"%x;chunk-signature=%s\r\n%s\r\n" % (len(chunk), b"0" * 64, chunk))
+    out.append(b"0\r\n" + trailer + b"\r\n")
+    return b"".join(out)
+
+
+def chunked_headers(data: bytes) -> dict[str, str]:
+    return {
+        "Content-Encoding": "aws-chunked",
+        "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        "x-amz-decoded-content-length": str(len(data)),
+        "x-amz-trailer": "x-amz-checksum-crc32",
+    }
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.binary(max_size=3000), sizes=st.lists(st.integers(1, 1200), min_size=1, max_size=8))
+def test_an_aws_chunked_body_is_stored_decoded(wire, data, sizes):
+    sizes.append(len(data))  # whatever is left goes in a last chunk
+    s3 = wire.client()
+    s3.create_bucket(Bucket="chunked")
+    name, request = route(
+        "PUT", "/chunked/k", {}, chunked_headers(data), "127.0.0.1:1", aws_chunked(data, sizes)
+    )
+    assert name == "PutObject" and request["headers"]["Content-Length"] == str(len(data))
+    assert "Content-Encoding" not in request["headers"]
+    assert wire.service.handle(REGION, name, request).status == 200
+    assert s3.get_object(Bucket="chunked", Key="k")["Body"].read() == data
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"zz\r\nabc\r\n0\r\n\r\n", b"5\r\nabc", b"3\r\nabcXY0\r\n\r\n", b""],
+    ids=["size", "short", "crlf", "empty"],
+)
+def test_a_malformed_aws_chunked_body_is_a_400(wire, body):
+    wire.client().create_bucket(Bucket="chunked")
+    name, request = route("PUT", "/chunked/k", {}, chunked_headers(b"abc"), "127.0.0.1:1", body)
+    answer = wire.service.handle(REGION, name, request)
+    assert answer.status == 400 and b"<Code>IncompleteBody</Code>" in answer.body
