@@ -66,7 +66,7 @@ class ServerApp:
                     "(start the server with --allow-real-keys to accept it).",
                     403,
                 )
-            return _response(self._service_answer(request, scope, family))
+            return _response(self._service_answer(request, scope, family), head=request.method == "HEAD")
         except RouteError as error:
             return _response(error_answer(family, error, head=request.method == "HEAD"))
 
@@ -140,11 +140,19 @@ def _read(request: Request, limit: int, family: str) -> bytes:
     return body
 
 
-def _response(answer: Answer) -> Response:
-    """A service's :class:`Answer` as a werkzeug response (a stream is sent in chunks)."""
+def _response(answer: Answer, head: bool = False) -> Response:
+    """A service's :class:`Answer` as a werkzeug response (a stream is sent in chunks).
+
+    The answer to a HEAD request keeps the ``Content-Length`` the service gave (S3's object size).
+    """
     body = answer.body
     if isinstance(body, JsonBody):
         body = bytes(body)
+    if head:
+        close = getattr(body, "close", None)
+        if close is not None:  # a stream nobody reads
+            close()
+        return Response((), answer.status, headers=answer.headers)
     if isinstance(body, (bytes, bytearray)):
         return Response(bytes(body), answer.status, headers=answer.headers)
     return Response(_chunks(body), answer.status, headers=answer.headers, direct_passthrough=True)

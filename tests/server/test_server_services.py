@@ -115,3 +115,15 @@ def test_real_looking_keys_are_accepted_when_allowed(tmp_path):
             client(server, "sts", key="AKIAIOSFODNN7EXAMPLE").get_caller_identity()["Account"]
             == "123456789012"
         )
+
+
+def test_s3_objects_stream_both_ways_and_head_keeps_their_length(sagemaker_server):
+    s3 = client(sagemaker_server, "s3")
+    s3.create_bucket(Bucket="server-bucket")
+    data = bytes(range(256)) * 8192  # 2 MiB: more than one chunk each way
+    s3.put_object(Bucket="server-bucket", Key="a/b c.bin", Body=data)
+    assert s3.get_object(Bucket="server-bucket", Key="a/b c.bin")["Body"].read() == data
+    assert s3.head_object(Bucket="server-bucket", Key="a/b c.bin")["ContentLength"] == len(data)
+    with pytest.raises(ClientError) as raised:
+        s3.head_object(Bucket="server-bucket", Key="missing")
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
