@@ -104,3 +104,22 @@ def test_garbage_query_bodies_get_a_4xx_or_an_answer(sagemaker_server, body):
     headers = signed("iam", **{"Content-Type": "application/x-www-form-urlencoded"})
     status, _, answer = raw(sagemaker_server, "/", b"Action=GetRole&" + body, "POST", headers)
     assert status == 200 or (400 <= status < 500 and query_code(answer))  # any RoleName=... is a role
+
+
+_HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=80)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    scope=st.one_of(
+        _HEADER_TEXT,
+        st.builds("{}/20260101/{}/{}/aws4_request".format, _HEADER_TEXT, _HEADER_TEXT, _HEADER_TEXT),
+    ),
+    target=_HEADER_TEXT,
+    path=st.text(st.characters(min_codepoint=33, max_codepoint=126, exclude_characters="#?"), max_size=30),
+)
+def test_garbage_credentials_targets_and_paths_never_break_the_server(sagemaker_server, scope, target, path):
+    headers = {"Authorization": f"AWS4-HMAC-SHA256 Credential={scope}, Signature=0", "X-Amz-Target": target}
+    status, _, answer = raw(sagemaker_server, "/" + path, b"{}", "POST", headers)
+    assert status != 500, answer
+    assert status == 200 or 400 <= status <= 501
