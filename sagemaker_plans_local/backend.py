@@ -25,6 +25,7 @@ from sagemaker_plans_local.transport.refusal import refuse_other_services
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
+    from sagemaker_plans_local.protocol.service import AwsService
     from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
     from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
     from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
@@ -91,6 +92,16 @@ class LocalBackend:
     def capacity(self) -> RegionalCapacity:
         """Capacity free for training plans: ``add(type, count, az, start, end)``, ``clear()``."""
         return self._emulation.capacity
+
+    def service(self, service_name: str) -> AwsService:
+        """The emulated service ``service_name`` (built on first use).
+
+        ``handle(region, operation, request)`` answers a request as botocore
+        serializes it, with ``Answer(status, headers, body)``: what the HTTP
+        server sits on.
+        """
+        self._check_emulated(service_name)
+        return self._services.get(service_name)
 
     def client(self, service_name: str = "sagemaker", **kwargs):
         """A real boto3 client answered by this backend (no credentials needed)."""

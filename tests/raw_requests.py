@@ -11,5 +11,5 @@ def sagemaker_json(
     """SageMaker's answer to a raw JSON body (a dict is serialized first): (HTTP status, wire document)."""
     if isinstance(body, dict):
         body = json.dumps(body).encode()
-    status, _, answer = backend._services.get("sagemaker").handle(region, operation, {"body": body})
+    status, _, answer = backend.service("sagemaker").handle(region, operation, {"body": body})
     return status, answer.document

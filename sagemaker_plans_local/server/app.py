@@ -85,7 +85,7 @@ class ServerApp:
                     body = request.query_string
                 operation_name = routing.query_operation(scope.service, request.method, body, request.args)
             request_dict = _request_dict(request, body)
-        return backend._services.get(scope.service).handle(scope.region, operation_name, request_dict)
+        return backend.service(scope.service).handle(scope.region, operation_name, request_dict)
 
 
 def _request_dict(request: Request, body: Any) -> dict:
