@@ -48,7 +48,7 @@ class Wire:
 
     def __init__(self) -> None:
         self.backend = LocalBackend()
-        self.service = self.backend._services.get("s3")
+        self.service = self.backend.service("s3")
         self.routed: list[tuple[str, str, dict]] = []
 
     def client(self, addressing: str = "path"):
