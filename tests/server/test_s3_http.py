@@ -167,3 +167,12 @@ def test_an_aws_chunked_put_over_http_stores_the_payload(sagemaker_server, s3):
     connection.close()
     assert answer.status == 200
     assert s3.get_object(Bucket="bucket", Key="chunked.bin")["Body"].read() == payload
+
+
+@pytest.mark.parametrize(
+    "key", ["a b+c", "100%/done", "ünïcødé/日本語.txt", "what?#&=", "trailing/", "//leading", "tab\tkey"]
+)
+def test_keys_with_odd_characters_over_http(s3, key):
+    s3.put_object(Bucket="bucket", Key=key, Body=key.encode("utf-8"))
+    assert s3.get_object(Bucket="bucket", Key=key)["Body"].read() == key.encode("utf-8")
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="bucket")["Contents"]] == [key]
