@@ -47,7 +47,9 @@ class LocalBackend:
     state such as warm-pool caches (default: a temporary directory that
     :meth:`close` removes). A root is held for the backend's life: another
     live backend on it raises :class:`RootInUseError`. A backend never closed
-    is closed when it is garbage or the interpreter exits.
+    is closed when it is garbage or the interpreter exits. ``job_endpoint_url``
+    (set by the HTTP server that answers this backend) is where the jobs'
+    own SageMaker calls go.
     """
 
     def __init__(
@@ -56,6 +58,7 @@ class LocalBackend:
         account_id: str = "123456789012",
         start_time: datetime | None = None,
         root: str | Path | None = None,
+        job_endpoint_url: str | None = None,
     ) -> None:
         self.region = region
         self.account_id = account_id
@@ -69,7 +72,7 @@ class LocalBackend:
                 start_time,
                 home_region=region,
                 reserved_instance_types=reserved_types,
-                executor_factory=_local_executor,
+                executor_factory=functools.partial(_local_executor, endpoint_url=job_endpoint_url),
             )
         except BaseException:
             held.release()
@@ -268,7 +271,7 @@ class _Holding:
         return self.enabled()
 
 
-def _local_executor(emulation: Emulation, region: str) -> Executor:
+def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None = None) -> Executor:
     """The local runtime for one region's script-mode jobs (loaded with the first region, not the backend)."""
     from sagemaker_plans_local.runtime import LocalExecutor
 
@@ -277,7 +280,9 @@ def _local_executor(emulation: Emulation, region: str) -> Executor:
         emulation.objects,
         emulation.log_store(region),
         emulation.clock,
-        job_environment=in_job.job_environment(str(emulation.objects.root), emulation.account_id),
+        job_environment=in_job.job_environment(
+            str(emulation.objects.root), emulation.account_id, endpoint_url
+        ),
         job_python_path=[in_job.BOOTSTRAP_DIR],
     )
 

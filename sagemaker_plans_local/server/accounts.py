@@ -41,6 +41,8 @@ class Accounts:
         self._backends: dict[str, LocalBackend] = {}
         self._settings: dict[str, dict] = {}  # what a reset keeps, by account
         self._lock = threading.RLock()
+        #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
+        self.job_endpoint_url: str | None = None
 
     @property
     def manual(self) -> bool:
@@ -91,7 +93,13 @@ class Accounts:
     def _make(self, account_id: str) -> LocalBackend:
         start = None if self.start_time is None else self.now()
         root = None if self.root is None else self.root / "accounts" / account_id
-        backend = LocalBackend(region=self.region, account_id=account_id, start_time=start, root=root)
+        backend = LocalBackend(
+            region=self.region,
+            account_id=account_id,
+            start_time=start,
+            root=root,
+            job_endpoint_url=self.job_endpoint_url,
+        )
         for name, value in self._settings.pop(account_id, {}).items():
             setattr(backend.settings, name, value)
         return backend

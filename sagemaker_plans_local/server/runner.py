@@ -48,6 +48,7 @@ class LocalServer:
             raise OSError(f"cannot listen on {host}:{port}: the address is in use") from None
         shown = f"[{host}]" if ":" in host else host
         self.url = f"http://{shown}:{self._http.server_port}"
+        self.accounts.job_endpoint_url = self.url
         self._thread: threading.Thread | None = None
         try:  # the default account's backend now: a root another server holds fails here, not per request
             self.accounts.backend()

@@ -4,8 +4,12 @@ The job's ``PYTHONPATH`` holds ``job_bootstrap/``, whose ``sitecustomize``
 calls :func:`install` when ``SAGEMAKER_PLANS_LOCAL_OBJECTS`` is set. Nothing
 heavy is imported then: when (and only if) the script imports botocore, its
 clients get S3 (the backend's object store on disk, shared with the backend),
-STS and IAM answered in-process; every other service — SageMaker included,
-whose state lives in the parent process — answers ``NotImplemented``.
+STS and IAM answered in-process; every other service answers
+``NotImplemented``. SageMaker's state lives in the parent process: when the
+parent is an HTTP server (``SAGEMAKER_PLANS_LOCAL_ENDPOINT`` set), SageMaker
+clients are left alone and reach it through ``AWS_ENDPOINT_URL_SAGEMAKER``,
+signed with the account id as access key; otherwise they answer
+``NotImplemented`` too.
 """
 
 from __future__ import annotations
@@ -21,12 +25,27 @@ if TYPE_CHECKING:
 
 OBJECTS = "SAGEMAKER_PLANS_LOCAL_OBJECTS"
 ACCOUNT = "SAGEMAKER_PLANS_LOCAL_ACCOUNT"
+ENDPOINT = "SAGEMAKER_PLANS_LOCAL_ENDPOINT"
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(__file__), "job_bootstrap")
 
 
-def job_environment(objects_root: str, account_id: str) -> dict[str, str]:
-    """What the executor adds to a job's environment (``PYTHONPATH`` is prepended separately)."""
-    return {OBJECTS: objects_root, ACCOUNT: account_id}
+def job_environment(objects_root: str, account_id: str, endpoint_url: str | None = None) -> dict[str, str]:
+    """What the executor adds to a job's environment (``PYTHONPATH`` is prepended separately).
+
+    ``endpoint_url``: the server answering the backend, which the job's SageMaker calls reach
+    (fake credentials naming the account, never the caller's own keys).
+    """
+    environment = {OBJECTS: objects_root, ACCOUNT: account_id}
+    if endpoint_url is not None:
+        environment.update(
+            {
+                ENDPOINT: endpoint_url,
+                "AWS_ENDPOINT_URL_SAGEMAKER": endpoint_url,
+                "AWS_ACCESS_KEY_ID": account_id,
+                "AWS_SECRET_ACCESS_KEY": "sagemaker-plans-local",
+            }
+        )
+    return environment
 
 
 def install() -> None:
@@ -82,6 +101,8 @@ def _answer_locally(client, hooks: dict[str, "ServiceHook"]) -> None:
     from sagemaker_plans_local.transport.refusal import refuse_other_services
 
     name = client.meta.service_model.service_name
+    if name == "sagemaker" and os.environ.get(ENDPOINT):
+        return  # the server that runs this job answers it
     if not hooks:
         hooks.update(_services())
     hook = hooks.get(name)
