@@ -15,8 +15,11 @@ V3_SDK := 'sagemaker>=3'
 # pin clashes with ours); the tests find it at $(AWSCLI_VENV)/bin/aws.
 AWSCLI_VENV ?= .venv-awscli
 AWSCLI_STAMP := $(AWSCLI_VENV)/.installed
+# The AWS SDK for JavaScript v3 (npm), for the test of another language against the server.
+NODE_SDK ?= .node-sdk
+NODE_SDK_STAMP := $(NODE_SDK)/.installed
 
-.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 test-v2-all bench install clean lint
+.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 test-v2-all bench install clean lint node-sdk
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +38,12 @@ $(AWSCLI_STAMP):
 	$(AWSCLI_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(AWSCLI_VENV)/bin/python -m pip install --quiet awscli
 	touch $(AWSCLI_STAMP)
+
+$(NODE_SDK_STAMP):
+	npm install --silent --no-audit --no-fund --prefix $(NODE_SDK) '@aws-sdk/client-sagemaker@3'
+	touch $(NODE_SDK_STAMP)
+
+node-sdk: $(NODE_SDK_STAMP)
 
 install: $(STAMP) $(STAMP3)
 
@@ -75,7 +84,7 @@ PYTEST_XDIST = --dist worksteal
 test: $(STAMP) $(STAMP3)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-v3 test-v2
 
-test-v3: $(STAMP3) $(AWSCLI_STAMP)
+test-v3: $(STAMP3) $(AWSCLI_STAMP) $(NODE_SDK_STAMP)
 	$(PY3) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
 test-v2: $(STAMP)
@@ -85,8 +94,8 @@ test-v2-all: $(STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
 bench: $(STAMP) $(STAMP3)
-	$(PY) benchmarks/run.py --skip-train
+	$(PY) benchmarks/run.py --skip-train --skip-server
 	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup
 
 clean:
-	rm -rf $(VENV) $(VENV3) build *.egg-info
+	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) build *.egg-info

@@ -23,6 +23,8 @@ SIGNING_NAMES = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam
 #: The protocol family of each emulated service (how its errors are shaped).
 FAMILIES = {"sagemaker": "json", "logs": "json", "sts": "query", "iam": "query", "s3": "rest-xml"}
 
+#: SigV2 (S3 only: boto3's default presigned URLs and old clients): ``AWS <access key>:<signature>``.
+_SIGV2 = re.compile(r"^AWS\s+([^:\s]+):")
 _SCOPE = re.compile(r"^([^/\s,]+)/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request$")
 _AUTHORIZATION = re.compile(r"^AWS4-HMAC-SHA256\s+Credential=([^,\s]+)")
 _REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
@@ -73,6 +75,11 @@ def scope(headers: Lookup, args: Lookup) -> Scope:
     found = _AUTHORIZATION.match(headers.get("Authorization") or "")
     if found is not None:
         credential = found.group(1)
+    if credential is None:
+        sigv2 = _SIGV2.match(headers.get("Authorization") or "")
+        key = sigv2.group(1) if sigv2 else args.get("AWSAccessKeyId")
+        if key:  # SigV2 names no region: S3's default
+            return Scope(key, "us-east-1", "s3")
     parts = _SCOPE.match(credential or "")
     if parts is None:
         raise refusal(

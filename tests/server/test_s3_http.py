@@ -105,9 +105,10 @@ def test_virtual_hosted_style_reaches_the_same_bucket(sagemaker_server, s3):
     assert s3.list_objects_v2(Bucket="bucket")["KeyCount"] == 0
 
 
-def test_presigned_get_url_works_with_urllib(sagemaker_server, s3):
+@pytest.mark.parametrize("signature", ["s3v4", None], ids=["sigv4", "boto3-default-sigv2"])
+def test_presigned_get_url_works_with_urllib(sagemaker_server, s3, signature):
     s3.put_object(Bucket="bucket", Key="shared/report.txt", Body=b"presigned")
-    url = client(sagemaker_server.url, signature="s3v4").generate_presigned_url(
+    url = client(sagemaker_server.url, signature=signature).generate_presigned_url(
         "get_object", Params={"Bucket": "bucket", "Key": "shared/report.txt"}, ExpiresIn=300
     )
     with urllib.request.urlopen(url) as answer:
