@@ -18,12 +18,13 @@ from sagemaker_plans_local.sdk import routing
 from sagemaker_plans_local.sdk.default_backend import default_backend
 from sagemaker_plans_local.sdk.flag import local_by_default
 from sagemaker_plans_local.sdk.major import installed_major, layer
+from sagemaker_plans_local.sdk.remote import Backend, RemoteBackend
 
 _lock = threading.Lock()
 _open: list[contextlib.ExitStack] = []
 
 
-def _default_region(stack: contextlib.ExitStack, backend: LocalBackend) -> None:
+def _default_region(stack: contextlib.ExitStack, backend: Backend) -> None:
     """Sessions created without a configured region get the backend's (as clients do)."""
     if boto3.session.Session().region_name is None:
         stack.enter_context(_environment("AWS_DEFAULT_REGION", backend.region))
@@ -43,10 +44,10 @@ def _environment(name: str, value: str) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def sdk_layer(backend: LocalBackend) -> Iterator[None]:
-    """The installed SDK's waits, telemetry and (v3) cached clients follow ``backend``'s activation.
+def sdk_layer(backend: Backend) -> Iterator[None]:
+    """The installed SDK's waits, telemetry and (v3, in process) cached clients follow ``backend``'s activation.
 
-    ``LocalBackend.activate()`` enters it when an SDK is installed.
+    ``LocalBackend.activate()`` and ``RemoteBackend.activate()`` enter it when an SDK is installed.
     """
     major = installed_major()
     if major is None:
@@ -56,7 +57,7 @@ def sdk_layer(backend: LocalBackend) -> Iterator[None]:
     with contextlib.ExitStack() as stack:
         routing.push(backend)
         stack.callback(routing.pop, backend)
-        if major >= 3:
+        if major >= 3 and isinstance(backend, LocalBackend):
             from sagemaker_plans_local.sdk.v3.cached_clients import routed
 
             stack.enter_context(routed(backend))
@@ -64,25 +65,29 @@ def sdk_layer(backend: LocalBackend) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def activated(backend: LocalBackend | None = None) -> Iterator[LocalBackend | None]:
+def activated(backend: Backend | None = None, endpoint_url: str | None = None) -> Iterator[Backend | None]:
     """Within the block, every boto3 client and SDK session is answered by ``backend``.
 
-    Yields the backend (None, and changes nothing, when ``SAGEMAKER_PLANS_LOCAL=0``).
+    ``backend``, else the server at ``endpoint_url``, else :func:`default_backend`
+    (``SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL``'s server, or the in-process one). Yields the
+    backend (None, and changes nothing, when ``SAGEMAKER_PLANS_LOCAL=0``).
     """
     if not local_by_default():
         yield None
         return
-    backend = backend or default_backend()
+    if backend is not None and endpoint_url is not None:
+        raise ValueError("activate either a backend or an endpoint_url, not both")
+    backend = backend or (RemoteBackend(endpoint_url) if endpoint_url else default_backend())
     with contextlib.ExitStack() as stack:
         stack.enter_context(backend.activate())  # the SDK layer too (sdk_layer)
         _default_region(stack, backend)
         yield backend
 
 
-def activate(backend: LocalBackend | None = None) -> Callable[[], None]:
+def activate(backend: Backend | None = None, endpoint_url: str | None = None) -> Callable[[], None]:
     """Like :func:`activated` for the rest of the process; returns a function that undoes it."""
     stack = contextlib.ExitStack()
-    stack.enter_context(activated(backend))
+    stack.enter_context(activated(backend, endpoint_url))
     with _lock:
         _open.append(stack)
 

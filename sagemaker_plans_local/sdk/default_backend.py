@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.sdk.remote import Backend, RemoteBackend
+
+#: The environment variable naming a server that sessions and activations given no backend use.
+ENDPOINT_VARIABLE = "SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL"
 
 _lock = threading.Lock()
 _backend: LocalBackend | None = None
+_remote: dict[str, RemoteBackend] = {}
 
 
-def default_backend() -> LocalBackend:
-    """One LocalBackend per process, on the wall clock, created on first use (closed at exit)."""
+def default_backend() -> Backend:
+    """The server named by ``SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL`` when it is set (one
+    ``RemoteBackend`` per URL); otherwise one LocalBackend per process, on the wall clock,
+    created on first use (closed at exit)."""
     global _backend
+    url = os.environ.get(ENDPOINT_VARIABLE, "").strip()
     with _lock:
+        if url:
+            return _remote.setdefault(url, RemoteBackend(url))
         if _backend is None:
             _backend = LocalBackend()
         return _backend
@@ -30,7 +41,7 @@ class KnownDefaults:
     SDK's way.
     """
 
-    backend: LocalBackend | None
+    backend: Backend | None
     boto_session: object
     _default_bucket: str | None
     _default_bucket_name_override: str | None

@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING
 from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 if TYPE_CHECKING:
-    from sagemaker_plans_local.backend import LocalBackend
+    from sagemaker_plans_local.sdk.remote import Backend
 
 #: Real seconds between log flushes while a job's process runs.
 LOG_FLUSH_SECONDS = 0.05
 
 
-def wait_for_job(session, backend: "LocalBackend", job_name: str, helpers: ModuleType) -> dict:
+def wait_for_job(session, backend: "Backend", job_name: str, helpers: ModuleType) -> dict:
     """Like ``Session.wait_for_job``: block until the job ends; raise as the SDK does on failure."""
     backend.wait_for_training_job(job_name, region=session.boto_region_name)
     description = session.sagemaker_client.describe_training_job(TrainingJobName=job_name)
@@ -35,9 +35,7 @@ def wait_for_job(session, backend: "LocalBackend", job_name: str, helpers: Modul
     return description
 
 
-def logs_for_job(
-    session, backend: "LocalBackend", job_name: str, helpers: ModuleType, wait: bool = False
-) -> dict:
+def logs_for_job(session, backend: "Backend", job_name: str, helpers: ModuleType, wait: bool = False) -> dict:
     """Like ``Session.logs_for_job``: print status and the job's log streams as SageMaker does."""
     client = session.sagemaker_client
     description = client.describe_training_job(TrainingJobName=job_name)

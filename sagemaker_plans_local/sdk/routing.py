@@ -13,14 +13,14 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
-    from sagemaker_plans_local.backend import LocalBackend
+    from sagemaker_plans_local.sdk.remote import Backend
 
 _lock = threading.Lock()
-_active: list["LocalBackend"] = []
-_boto_sessions: "weakref.WeakKeyDictionary[Any, LocalBackend]" = weakref.WeakKeyDictionary()
+_active: list["Backend"] = []
+_boto_sessions: "weakref.WeakKeyDictionary[Any, Backend]" = weakref.WeakKeyDictionary()
 
 
-def register_boto_session(boto_session: Any, backend: "LocalBackend") -> None:
+def register_boto_session(boto_session: Any, backend: "Backend") -> None:
     """Remember that ``boto_session`` (of a local Session) is answered by ``backend``."""
     with _lock:
         _boto_sessions[boto_session] = backend
@@ -28,20 +28,26 @@ def register_boto_session(boto_session: Any, backend: "LocalBackend") -> None:
 
 def local_session(
     session: Any,
-    backend: "LocalBackend | None",
+    backend: "Backend | None",
     local: bool | None,
     kwargs: dict,
     install_waits: Callable[[], None],
+    endpoint_url: str | None = None,
 ) -> None:
     """Make ``session`` (an SDK session about to initialise with ``kwargs``) local or not.
 
-    Sets ``session.local`` (default: the flag) and ``session.backend`` (default: the
-    process-wide backend); a local session gets the backend's boto3 session and the
-    major's local waits.
+    Sets ``session.local`` (default: the flag) and ``session.backend``: ``backend``, else
+    the server at ``endpoint_url``, else the process-wide backend (``default_backend``);
+    a local session gets the backend's boto3 session and the major's local waits.
     """
     from sagemaker_plans_local.sdk.default_backend import default_backend
     from sagemaker_plans_local.sdk.flag import local_by_default
+    from sagemaker_plans_local.sdk.remote import RemoteBackend
 
+    if backend is not None and endpoint_url is not None:
+        raise ValueError("give a Session either backend or endpoint_url, not both")
+    if endpoint_url is not None:
+        backend = RemoteBackend(endpoint_url)
     session.local = local_by_default() if local is None else local
     session.backend = (backend or default_backend()) if session.local else None
     if session.backend is not None:
@@ -50,23 +56,23 @@ def local_session(
         install_waits()
 
 
-def push(backend: "LocalBackend") -> None:
+def push(backend: "Backend") -> None:
     with _lock:
         _active.append(backend)
 
 
-def pop(backend: "LocalBackend") -> None:
+def pop(backend: "Backend") -> None:
     with _lock:
         _active.remove(backend)
 
 
-def active() -> "LocalBackend | None":
+def active() -> "Backend | None":
     """The innermost open activation's backend."""
     with _lock:
         return _active[-1] if _active else None
 
 
-def backend_for(session: Any = None) -> "LocalBackend | None":
+def backend_for(session: Any = None) -> "Backend | None":
     """The backend answering ``session`` (an SDK session or a boto3 session), or None: AWS."""
     backend = getattr(session, "backend", None)
     if backend is not None:
@@ -84,7 +90,7 @@ def backend_for(session: Any = None) -> "LocalBackend | None":
 
 
 def route_remote_function_wait(
-    remote_job: ModuleType, local_logs: Callable[[Any, "LocalBackend", str, bool], dict]
+    remote_job: ModuleType, local_logs: Callable[[Any, "Backend", str, bool], dict]
 ) -> None:
     """Make ``remote_job._logs_for_job`` (what ``@remote`` jobs wait with) wait on the session's backend.
 

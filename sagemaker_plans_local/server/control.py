@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+from datetime import datetime
 from typing import Any, Callable, Mapping
 
 import attrs
@@ -99,6 +100,8 @@ def show_clock(accounts: Accounts, backend: LocalBackend | None, document: Docum
 
 
 def advance_clock(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
+    if "next_change" in document:
+        return next_change(accounts, document)
     seconds = _field(document, "advance_seconds", (int, float))
     if not math.isfinite(seconds) or seconds < 0 or seconds > 10 * 365 * 86400:
         raise ControlError("advance_seconds must be a number of seconds from 0 to ten years")
@@ -107,6 +110,42 @@ def advance_clock(accounts: Accounts, backend: LocalBackend | None, document: Do
     except WallClockError as error:
         raise ControlError(str(error), 409, "WallClock") from None
     return show_clock(accounts, backend, document)
+
+
+def next_change(accounts: Accounts, document: Document) -> Document:
+    """``{"next_change": true}``: every account's clock to the earliest change scheduled in any account.
+
+    Answers the time and whether anything was scheduled (``changed``); 409 on a wall clock.
+    """
+    if _field(document, "next_change", bool) is not True or "advance_seconds" in document:
+        raise ControlError("next_change takes true, and no advance_seconds beside it")
+    if not accounts.manual:
+        raise ControlError(
+            "the server follows the wall clock; it moves to its next change by itself", 409, "WallClock"
+        )
+    due = _next_due(accounts, settle=True)
+    if due is not None:
+        accounts.advance(max((due - accounts.now()).total_seconds(), 0.0))
+    return {"now": accounts.now().isoformat(), "manual": True, "changed": due is not None}
+
+
+def _next_due(accounts: Accounts, settle: bool) -> datetime | None:
+    """The earliest change scheduled in any account; with ``settle``, after the jobs' running
+    processes have run up to it (as an in-process wait lets them), so a process ending sooner
+    places its end first and the clock stops there rather than at the later change.
+    """
+    # Accounts and VirtualClock have no public view of their backends and waiters yet
+    # (the change is reported to the project): read them here, under each clock's lock.
+    backends = list(accounts._backends.values())
+    dues = [due for backend in backends if (due := backend.clock.next_due()) is not None]
+    if not dues or not settle:
+        return min(dues, default=None)
+    for backend in backends:
+        clock = backend.clock
+        with clock._lock:
+            for waiter in list(clock._waiters):
+                waiter(min(dues))
+    return _next_due(accounts, settle=False)
 
 
 def reset(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:

@@ -182,3 +182,44 @@ def test_a_scripted_plan_payment_fails(sagemaker_server):
         control(sagemaker_server, "scripts/plans", {"training_plan_name": "x", "payment_succeeds": 1})[0]
         == 400
     )
+
+
+def test_next_change_moves_every_account_to_the_earliest_scheduled_change(sagemaker_server):
+    idle = sagemaker_server.backend("111122223333")
+    assert control(sagemaker_server, "clock", {"next_change": True}) == (
+        200,
+        {"now": FIXTURE_START.isoformat(), "manual": True, "changed": False},  # nothing scheduled
+    )
+    client(sagemaker_server).create_training_job(**create_request("stepped", keep_alive=None))
+    backend = sagemaker_server.backend()
+    seen = []
+    while (due := backend.clock.next_due()) is not None:
+        status, answer = control(sagemaker_server, "clock", {"next_change": True})
+        assert (status, answer) == (200, {"now": due.isoformat(), "manual": True, "changed": True})
+        assert idle.clock.now() == backend.clock.now() == due  # one time line
+        seen.append(backend.training_job("stepped").status)
+    described = client(sagemaker_server).describe_training_job(TrainingJobName="stepped")
+    assert (seen[-1], backend.clock.now()) == ("Completed", described["TrainingEndTime"])
+    assert control(sagemaker_server, "clock", {"next_change": True})[1]["changed"] is False
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"next_change": False},
+        {"next_change": "yes"},
+        {"next_change": 1},
+        {"next_change": True, "advance_seconds": 5},
+    ],
+)
+def test_a_bad_next_change_is_a_400(sagemaker_server, document):
+    client(sagemaker_server).create_training_job(**create_request("waiting"))
+    status, answer = control(sagemaker_server, "clock", document)
+    assert (status, answer["error"]) == (400, "BadRequest")
+    assert sagemaker_server.backend().clock.now() == FIXTURE_START
+
+
+def test_a_wall_clock_has_no_next_change_to_move_to(tmp_path):
+    with LocalServer(root=tmp_path / "server") as server:
+        status, answer = control(server, "clock", {"next_change": True})
+        assert (status, answer["error"]) == (409, "WallClock")

@@ -7,26 +7,33 @@ from typing import Any
 
 import sagemaker.session
 
-from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.sdk import routing
 from sagemaker_plans_local.sdk.default_backend import KnownDefaults, default_backend
 from sagemaker_plans_local.sdk.flag import local_by_default
 from sagemaker_plans_local.sdk.plan_methods import PlanMethods
+from sagemaker_plans_local.sdk.remote import Backend
 from sagemaker_plans_local.sdk.v2 import waits
 
 
 class Session(KnownDefaults, PlanMethods, sagemaker.session.Session):
     """A SageMaker session, local by default (``SAGEMAKER_PLANS_LOCAL=0`` means AWS).
 
-    Local: every call is answered by ``backend`` (default: the process-wide
-    wall-clock backend) — SageMaker, S3, STS, IAM and CloudWatch Logs — and
+    Local: every call is answered by ``backend``, else by the server at
+    ``endpoint_url``, else by the default backend (``SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL``'s
+    server, or the process-wide wall-clock backend) — SageMaker, S3, STS, IAM and CloudWatch Logs — and
     ``fit()`` and ``@remote`` wait on the backend instead of polling (``waits``). ``local=False``: a
     plain SageMaker session on boto3; the extra methods then call AWS.
     """
 
-    def __init__(self, backend: LocalBackend | None = None, local: bool | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        backend: Backend | None = None,
+        local: bool | None = None,
+        endpoint_url: str | None = None,
+        **kwargs: Any,
+    ) -> None:
         own_boto_session = kwargs.get("boto_session") is None
-        routing.local_session(self, backend, local, kwargs, waits.install)
+        routing.local_session(self, backend, local, kwargs, waits.install, endpoint_url)
         self.knows_defaults(own_boto_session)
         super().__init__(**kwargs)
 

@@ -21,19 +21,19 @@ from types import ModuleType
 
 import sagemaker.session as sdk_session
 
-from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.sdk import local_waits, remote_executor, routing, telemetry
 from sagemaker_plans_local.sdk.post_import import when_imported
+from sagemaker_plans_local.sdk.remote import Backend
 
 _lock = threading.Lock()
 _installed = False
 
 
-def wait_for_job(session, backend: LocalBackend, job_name: str) -> dict:
+def wait_for_job(session, backend: Backend, job_name: str) -> dict:
     return local_waits.wait_for_job(session, backend, job_name, sdk_session)
 
 
-def logs_for_job(session, backend: LocalBackend, job_name: str, wait: bool = False) -> dict:
+def logs_for_job(session, backend: Backend, job_name: str, wait: bool = False) -> dict:
     return local_waits.logs_for_job(session, backend, job_name, sdk_session, wait)
 
 

@@ -22,9 +22,9 @@ from datetime import timedelta
 from sagemaker.core import resources
 from sagemaker.core.utils.exceptions import FailedStatusError, TimeoutExceededError
 
-from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.sdk import routing
 from sagemaker_plans_local.sdk.local_waits import LOG_FLUSH_SECONDS
+from sagemaker_plans_local.sdk.remote import Backend, RemoteBackend
 from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 
 _lock = threading.Lock()
@@ -74,12 +74,12 @@ def _install_status_wait(class_name: str, status_attribute: str, reason_attribut
     cls.wait_for_status = wait_for_status
 
 
-def _region(resource, backend: LocalBackend) -> str:
+def _region(resource, backend: Backend) -> str:
     session = resource._session
     return resource._region or getattr(session, "region_name", None) or backend.region
 
 
-def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs: bool) -> None:
+def wait_for_training_job(job, backend: Backend, timeout: int | None, logs: bool) -> None:
     """``TrainingJob.wait`` on ``backend``: step it until the job ends."""
     region = _region(job, backend)
     deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
@@ -105,7 +105,7 @@ def wait_for_training_job(job, backend: LocalBackend, timeout: int | None, logs:
 
 def wait_for_status_locally(
     resource,
-    backend: LocalBackend,
+    backend: Backend,
     target_status: str,
     timeout: int | None,
     status_attribute: str,
@@ -123,6 +123,12 @@ def wait_for_status_locally(
         if "failed" in status.lower():
             reason = getattr(resource, reason_attribute) if reason_attribute else "(Unknown)"
             raise FailedStatusError(resource_type=kind, status=status, reason=reason)
+        if isinstance(backend, RemoteBackend):  # the server moves first; its clock tells whether in time
+            if not backend.wait_for_next_change() or (
+                deadline is not None and backend.clock.now() > deadline
+            ):
+                raise TimeoutExceededError(resource_type=kind, status=status)
+            continue
         due = backend.clock.next_due()
         if due is None or (deadline is not None and due > deadline):
             # Nothing scheduled would change the resource in time: on AWS the wait would time out.

@@ -1,0 +1,150 @@
+"""The SDK layer against a server: ``Session(endpoint_url=...)``, ``activated(endpoint_url=...)``, the variable."""
+
+from __future__ import annotations
+
+import io
+import tarfile
+import textwrap
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from sagemaker_plans_local.pytest_plugin import FIXTURE_START
+from sagemaker_plans_local.sdk.activation import activated
+from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE
+from sagemaker_plans_local.sdk.major import sdk_major
+from sagemaker_plans_local.sdk.remote import RemoteBackend
+from sagemaker_plans_local.sdk.session import session_class
+
+ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-cpu-py311"
+TRAIN = textwrap.dedent("""
+    import os, pathlib
+    cache = pathlib.Path(os.environ.get("SAGEMAKER_MANAGED_WARMPOOL_CACHE_DIRECTORY", "/nonexistent"))
+    seen = (cache / "seen").read_text() if (cache / "seen").exists() else ""
+    if cache.is_dir():
+        (cache / "seen").write_text(seen + os.environ["TRAINING_JOB_NAME"] + " ")
+    pathlib.Path(os.environ["SM_MODEL_DIR"], "model.txt").write_text("seen: " + seen)
+    print("trained in the server", flush=True)
+""")
+v2_only = pytest.mark.skipif(sdk_major() != 2, reason="Estimator is SDK v2's")
+
+
+@pytest.fixture
+def source(tmp_path):
+    directory = tmp_path / "src"
+    directory.mkdir()
+    (directory / "train.py").write_text(TRAIN)
+    return directory
+
+
+def model_text(server, uri: str) -> str:
+    """The ``model.txt`` of the model archive at ``uri``, read from the server's own S3."""
+    bucket, key = uri[len("s3://") :].split("/", 1)
+    body = server.backend().client("s3").get_object(Bucket=bucket, Key=key)["Body"].read()
+    with tarfile.open(fileobj=io.BytesIO(body)) as archive:
+        member = archive.extractfile("model.txt")
+        assert member is not None
+        return member.read().decode()
+
+
+def estimator(session, source, **extra):
+    from sagemaker.estimator import Estimator
+
+    return Estimator(
+        image_uri=IMAGE,
+        role=ROLE,
+        instance_count=1,
+        instance_type="ml.m5.large",
+        entry_point="train.py",
+        source_dir=str(source),
+        sagemaker_session=session,
+        **extra,
+    )
+
+
+@v2_only
+def test_fit_runs_the_entry_point_in_the_server_and_ends_its_clock_at_the_jobs_end(
+    sagemaker_server, source, capsys
+):
+    session = session_class()(endpoint_url=sagemaker_server.url)
+    job = estimator(session, source)
+    job.fit(job_name="remote-1", logs="All")
+    assert "trained in the server" in capsys.readouterr().out
+    backend = sagemaker_server.backend()
+    assert backend.training_job("remote-1").status == "Completed"
+    described = backend.client("sagemaker").describe_training_job(TrainingJobName="remote-1")
+    assert job.model_data == described["ModelArtifacts"]["S3ModelArtifacts"]
+    assert job.model_data.startswith("s3://sagemaker-us-east-1-123456789012/")  # the SDK's default bucket
+    assert model_text(sagemaker_server, job.model_data) == "seen: "
+    # only the waits' next-change steps moved the manual clock: it stops at the job's last change
+    assert FIXTURE_START < backend.clock.now() == described["TrainingEndTime"]
+
+
+@v2_only
+def test_a_second_fit_reuses_the_first_jobs_warm_pool_in_the_server(sagemaker_server, source):
+    session = session_class()(endpoint_url=sagemaker_server.url)
+    first = estimator(session, source, keep_alive_period_in_seconds=600)
+    first.fit(job_name="pool-1", logs=False)
+    second = estimator(session, source, keep_alive_period_in_seconds=600)
+    second.fit(job_name="pool-2", logs=False)
+    sagemaker = sagemaker_server.backend().client("sagemaker")
+    assert (
+        sagemaker.describe_training_job(TrainingJobName="pool-1")["WarmPoolStatus"]["ReusedByJob"] == "pool-2"
+    )
+    assert model_text(sagemaker_server, second.model_data) == "seen: pool-1 "  # the pool's cache kept
+
+
+def test_a_remote_session_reaches_the_server_in_its_account(sagemaker_server):
+    session = session_class()(endpoint_url=sagemaker_server.url)
+    assert isinstance(session.backend, RemoteBackend)
+    assert session.account_id() == "123456789012"
+    bucket = session.default_bucket()
+    assert bucket == "sagemaker-us-east-1-123456789012"
+    sagemaker_server.backend().client("s3").head_bucket(Bucket=bucket)  # made in the server's S3
+    identity = session.boto_session.client("sts", endpoint_url="https://sts.us-east-1.amazonaws.com")
+    assert identity.get_caller_identity()["Account"] == "123456789012"  # another endpoint named: the server
+
+
+def test_other_services_refuse_as_in_process(sagemaker_server):
+    ec2 = RemoteBackend(sagemaker_server.url).boto_session().client("ec2")
+    with pytest.raises(ClientError) as raised:
+        ec2.describe_instances()
+    assert raised.value.response["Error"]["Code"] == "NotImplemented"
+
+
+def test_an_activation_sends_plain_clients_to_the_server(sagemaker_server):
+    with activated(endpoint_url=sagemaker_server.url) as backend:
+        assert isinstance(backend, RemoteBackend)
+        plain = boto3.client("sagemaker", region_name="us-east-1")
+        plain.create_training_job(
+            TrainingJobName="activated",
+            RoleArn=ROLE,
+            AlgorithmSpecification={"TrainingImage": IMAGE, "TrainingInputMode": "File"},
+            OutputDataConfig={"S3OutputPath": "s3://out/results"},
+            ResourceConfig={"InstanceType": "ml.m5.xlarge", "InstanceCount": 1, "VolumeSizeInGB": 30},
+            StoppingCondition={"MaxRuntimeInSeconds": 3600},
+        )
+        sts = boto3.client("sts", endpoint_url="https://sts.us-east-1.amazonaws.com")
+        assert sts.get_caller_identity()["Account"] == "123456789012"
+        assert backend.wait_for_training_job("activated").status == "Completed"
+    assert sagemaker_server.backend().training_job("activated").status == "Completed"
+
+
+def test_the_variable_makes_the_default_backend_the_server(sagemaker_server, sagemaker_backend, monkeypatch):
+    monkeypatch.setenv(ENDPOINT_VARIABLE, sagemaker_server.url)
+    default = session_class()()
+    assert isinstance(default.backend, RemoteBackend)
+    assert default.backend.endpoint_url == sagemaker_server.url
+    default.default_bucket()
+    sagemaker_server.backend().client("s3").head_bucket(Bucket="sagemaker-us-east-1-123456789012")
+    # an explicit argument comes first: a backend, or another server's URL (never reached here)
+    assert session_class()(backend=sagemaker_backend).backend is sagemaker_backend
+    other = session_class()(endpoint_url="http://127.0.0.1:9")
+    assert other.backend.endpoint_url == "http://127.0.0.1:9"
+
+
+def test_a_backend_and_an_endpoint_url_together_are_refused(sagemaker_server, sagemaker_backend):
+    with pytest.raises(ValueError, match="not both"):
+        session_class()(backend=sagemaker_backend, endpoint_url=sagemaker_server.url)
