@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import tarfile
 import textwrap
+from datetime import datetime, timezone
 
 import boto3
 import pytest
@@ -16,6 +17,8 @@ from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE
 from sagemaker_plans_local.sdk.major import sdk_major
 from sagemaker_plans_local.sdk.remote import RemoteBackend
 from sagemaker_plans_local.sdk.session import session_class
+from sagemaker_plans_local.server.runner import LocalServer
+from tests.sdk.test_wall_clock_sdk import SCRIPT, run_script
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-cpu-py311"
@@ -148,3 +151,13 @@ def test_the_variable_makes_the_default_backend_the_server(sagemaker_server, sag
 def test_a_backend_and_an_endpoint_url_together_are_refused(sagemaker_server, sagemaker_backend):
     with pytest.raises(ValueError, match="not both"):
         session_class()(backend=sagemaker_backend, endpoint_url=sagemaker_server.url)
+
+
+def test_a_wall_clock_servers_job_is_polled_to_its_end_at_real_time(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "train.py").write_text(SCRIPT)
+    with LocalServer(root=tmp_path / "server") as server:
+        name = run_script(session_class()(endpoint_url=server.url), str(tmp_path / "src"))
+        backend = server.backend()
+        assert backend.training_job(name).status == "Completed"
+        assert backend.clock.now() <= datetime.now(timezone.utc)  # polled, never moved ahead
