@@ -83,6 +83,7 @@ class RemoteBackend:
         self.clock = RemoteClock(self)
         self._manual: bool | None = None
         self._buckets: set[str] = set()
+        self._clients: dict[tuple[str, str], Any] = {}  # the waits' own clients, by service and region
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -140,7 +141,7 @@ class RemoteBackend:
         with self._lock:
             if name in self._buckets:
                 return name
-        s3 = self.client("s3", region_name=region)
+        s3 = self._client("s3", region)
         extra = {} if region == "us-east-1" else {"CreateBucketConfiguration": {"LocationConstraint": region}}
         try:
             s3.create_bucket(Bucket=name, **extra)
@@ -153,10 +154,11 @@ class RemoteBackend:
     def wait_for_training_job(
         self, job_name: str, region: str | None = None, fast_forward: bool | None = None
     ) -> RemoteJob:
-        """Block until the job has ended, stepping the server's clock (or polling a wall clock)."""
+        """Block until the job has ended, or (a manual clock with nothing scheduled) nothing more can
+        happen to it: stepping the server's clock, or polling a wall clock."""
         while True:
-            job = self.step_training_job(job_name, region)
-            if job.status in _ENDED:
+            job, moved = self._step(job_name, region, None)
+            if job.status in _ENDED or not moved:
                 return job
 
     def step_training_job(
@@ -167,12 +169,15 @@ class RemoteBackend:
         fast_forward: bool | None = None,
     ) -> RemoteJob:
         """One step of :meth:`wait_for_training_job` (``fast_forward`` cannot move a wall clock)."""
-        sagemaker = self.client("sagemaker", region_name=region)
+        return self._step(job_name, region, max_wait)[0]
+
+    def _step(self, job_name: str, region: str | None, max_wait: float | None) -> tuple[RemoteJob, bool]:
+        sagemaker = self._client("sagemaker", region)
         job = RemoteJob(job_name, sagemaker.describe_training_job(TrainingJobName=job_name))
         if job.status in _ENDED:
-            return job
-        self.wait_for_next_change(max_wait=max_wait)
-        return RemoteJob(job_name, sagemaker.describe_training_job(TrainingJobName=job_name))
+            return job, False
+        moved = self.wait_for_next_change(max_wait=max_wait)
+        return RemoteJob(job_name, sagemaker.describe_training_job(TrainingJobName=job_name)), moved
 
     def wait_for_next_change(self, fast_forward: bool | None = None, max_wait: float | None = None) -> bool:
         """Move a manual-clock server to its next scheduled change (False: none is scheduled).
@@ -213,6 +218,14 @@ class RemoteBackend:
             raise ServerError(
                 f"{method} {path}: the server at {self.endpoint_url} is not reachable: {error.reason}"
             ) from None
+
+    def _client(self, service_name: str, region: str | None):
+        key = (service_name, region or self.region)
+        with self._lock:
+            client = self._clients.get(key)
+            if client is None:
+                client = self._clients[key] = self.client(service_name, region_name=key[1])
+            return client
 
     def _attach(self, client: Any, enabled: Callable[[], bool] = lambda: True) -> None:
         """Point a client made in an activation at the server, with the account's keys."""

@@ -54,8 +54,8 @@ def test_train_runs_the_entry_point_in_the_server_and_ends_its_clock_at_the_jobs
 
 def test_a_second_train_reuses_the_first_jobs_warm_pool_in_the_server(sagemaker_server, source):
     session = Session(endpoint_url=sagemaker_server.url)
-    first = train(trainer(session, source, "pool", keep_alive=600))
-    second = train(trainer(session, source, "pool", keep_alive=600))
+    first = train(trainer(session, source, "pool-a", keep_alive=600))
+    second = train(trainer(session, source, "pool-b", keep_alive=600))  # the SDK names jobs by the second
     first.refresh()
     assert first.warm_pool_status.reused_by_job == second.training_job_name
     seen = model_text(sagemaker_server, second.model_artifacts.s3_model_artifacts)
