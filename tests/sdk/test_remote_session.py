@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import tarfile
 import textwrap
@@ -12,12 +13,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
+from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.sdk.activation import activated
 from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE
 from sagemaker_plans_local.sdk.major import sdk_major
 from sagemaker_plans_local.sdk.remote import RemoteBackend
 from sagemaker_plans_local.sdk.session import session_class
 from sagemaker_plans_local.server.runner import LocalServer
+from tests.sdk.test_remote_function import MODULE, SETTINGS
 from tests.sdk.test_wall_clock_sdk import SCRIPT, run_script
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
@@ -161,3 +164,25 @@ def test_a_wall_clock_servers_job_is_polled_to_its_end_at_real_time(tmp_path):
         backend = server.backend()
         assert backend.training_job(name).status == "Completed"
         assert backend.clock.now() <= datetime.now(timezone.utc)  # polled, never moved ahead
+
+
+def test_remote_functions_run_in_the_server_and_reuse_its_warm_pool(sagemaker_server, monkeypatch):
+    cause = views.unavailable()
+    if cause is not None:
+        pytest.skip(f"this machine gives no /opt/ml view: {cause}")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")  # v3's module makes a client on import
+    remote_function = importlib.import_module(MODULE)
+
+    @remote_function.remote(sagemaker_session=session_class()(endpoint_url=sagemaker_server.url), **SETTINGS)
+    def add(a, b):
+        return a + b
+
+    assert (add(2, 3), add(4, 5)) == (5, 9)
+    sagemaker = sagemaker_server.backend().client("sagemaker")
+    first, second = (
+        summary["TrainingJobName"]
+        for summary in sagemaker.list_training_jobs(SortBy="CreationTime", SortOrder="Ascending")[
+            "TrainingJobSummaries"
+        ]
+    )
+    assert sagemaker.describe_training_job(TrainingJobName=first)["WarmPoolStatus"]["ReusedByJob"] == second
