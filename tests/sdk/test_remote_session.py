@@ -16,6 +16,7 @@ from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.sdk.activation import activated
 from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE
+from sagemaker_plans_local.sdk.flag import FLAG
 from sagemaker_plans_local.sdk.major import sdk_major
 from sagemaker_plans_local.sdk.remote import RemoteBackend
 from sagemaker_plans_local.sdk.session import session_class
@@ -186,3 +187,12 @@ def test_remote_functions_run_in_the_server_and_reuse_its_warm_pool(sagemaker_se
         ]
     )
     assert sagemaker.describe_training_job(TrainingJobName=first)["WarmPoolStatus"]["ReusedByJob"] == second
+
+
+def test_the_flag_still_means_aws_before_any_server(sagemaker_server, monkeypatch):
+    monkeypatch.setenv(ENDPOINT_VARIABLE, sagemaker_server.url)
+    monkeypatch.setenv(FLAG, "0")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    assert session_class()(endpoint_url=sagemaker_server.url).backend is None
+    with activated(endpoint_url=sagemaker_server.url) as backend:
+        assert backend is None
