@@ -16,7 +16,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
-from sagemaker_plans_local.server import control, routing
+from sagemaker_plans_local.server import control, routing, s3_routes, signatures
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
 
@@ -30,11 +30,18 @@ _CHUNK = 1024 * 1024
 
 
 class ServerApp:
-    """The WSGI application over ``accounts``; ``allow_real_keys`` lets real-looking access keys in."""
+    """The WSGI application over ``accounts``; ``allow_real_keys`` lets real-looking access keys in.
 
-    def __init__(self, accounts: Accounts, allow_real_keys: bool = False) -> None:
+    ``credentials`` (access key id -> secret) turns SigV4 checking on: every request must be
+    signed by one of them (``server/signatures.py``).
+    """
+
+    def __init__(
+        self, accounts: Accounts, allow_real_keys: bool = False, credentials: Mapping[str, str] | None = None
+    ) -> None:
         self.accounts = accounts
         self.allow_real_keys = allow_real_keys
+        self.credentials = dict(credentials or {})
 
     def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
         request = Request(environ)
@@ -73,9 +80,11 @@ class ServerApp:
     def _service_answer(self, request: Request, scope: routing.Scope, family: str) -> Answer:
         backend = self.accounts.backend(scope.account)
         if family == "rest-xml":
+            self._check_signature(request, scope, family, b"")
             operation_name, request_dict = _s3_request(request)
         else:
             body = _read(request, MAX_BODY, family)
+            self._check_signature(request, scope, family, body)
             if family == "json":
                 operation_name = routing.json_operation(
                     scope.service, request.method, request.headers.get("X-Amz-Target")
@@ -86,6 +95,19 @@ class ServerApp:
                 operation_name = routing.query_operation(scope.service, request.method, body, request.args)
             request_dict = _request_dict(request, body)
         return backend.service(scope.service).handle(scope.region, operation_name, request_dict)
+
+    def _check_signature(self, request: Request, scope: routing.Scope, family: str, body: bytes) -> None:
+        if not self.credentials:
+            return
+        signed = signatures.SignedRequest(
+            request.method,
+            request.host,
+            _raw_path(request),
+            request.query_string.decode("latin-1"),
+            cast(Mapping[str, str], request.headers),
+            body,
+        )
+        signatures.verify(signed, self.credentials, routing.signing_name(scope.service), scope.region, family)
 
 
 def _request_dict(request: Request, body: Any) -> dict:
@@ -108,11 +130,7 @@ def _raw_path(request: Request) -> str:
 
 
 def _s3_request(request: Request) -> tuple[str, dict]:
-    """S3's operation and request, from ``server.s3_routes`` (501 if that module is missing)."""
-    try:
-        from sagemaker_plans_local.server import s3_routes
-    except ImportError:
-        raise RouteError("NotImplemented", "S3 over HTTP is not implemented yet.", 501) from None
+    """S3's operation and request, from ``server.s3_routes``."""
     if request.content_length is not None and request.content_length > MAX_STREAM:
         raise refusal("too-large", "rest-xml", f"The body is larger than {MAX_STREAM} bytes.", 400)
     try:

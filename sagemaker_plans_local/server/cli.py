@@ -1,7 +1,7 @@
 """The ``sagemaker-plans-local`` command: ``run`` a script locally, ``serve`` over HTTP, ``clock``.
 
 - ``run script.py [args]``: the script with every boto3 client answered in-process.
-- ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys]``: the server
+- ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]``: the server
   (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
 - ``clock show|advance DURATION --endpoint-url URL``: a running server's clock.
 """
@@ -42,6 +42,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--root", help="where the server's files live (state stays in memory)")
     serve.add_argument("--start-time", help="a manual clock starting at this ISO 8601 time")
     serve.add_argument("--allow-real-keys", action="store_true", help="accept AKIA/ASIA-looking access keys")
+    serve.add_argument(
+        "--access-key",
+        action="append",
+        default=[],
+        metavar="KEY:SECRET",
+        help="check SigV4 signatures: only requests signed with one of these keys are answered (repeatable)",
+    )
     serve.set_defaults(action=_serve)
     clock = commands.add_parser("clock", help="show or advance a running server's clock")
     clock.add_argument("clock_command", choices=("show", "advance"))
@@ -64,6 +71,17 @@ def _run(options: argparse.Namespace) -> int:
     return 0
 
 
+def _credentials(pairs: list[str]) -> dict[str, str]:
+    """``KEY:SECRET`` arguments as a key -> secret map (a ValueError names a malformed one)."""
+    credentials = {}
+    for pair in pairs:
+        key, separator, secret = pair.partition(":")
+        if not key or not separator or not secret:
+            raise ValueError(f"--access-key wants KEY:SECRET, not {pair!r}")
+        credentials[key] = secret
+    return credentials
+
+
 def _serve(options: argparse.Namespace) -> int:
     from sagemaker_plans_local.backend_root import RootInUseError
     from sagemaker_plans_local.server.accounts import parse_time
@@ -71,7 +89,10 @@ def _serve(options: argparse.Namespace) -> int:
 
     try:
         start = parse_time(options.start_time) if options.start_time else None
-        server = LocalServer(options.host, options.port, options.root, start, options.allow_real_keys)
+        credentials = _credentials(options.access_key)
+        server = LocalServer(
+            options.host, options.port, options.root, start, options.allow_real_keys, credentials
+        )
     except (ValueError, OSError, RootInUseError) as error:
         print(f"sagemaker-plans-local: {error}", file=sys.stderr)
         return 1

@@ -49,6 +49,11 @@ class Scope(NamedTuple):
         return account_for(self.access_key_id)
 
 
+def signing_name(service: str) -> str:
+    """The SigV4 signing name of an emulated service (botocore name)."""
+    return next(name for name, botocore_name in SIGNING_NAMES.items() if botocore_name == service)
+
+
 def account_for(access_key_id: str) -> str:
     """The account an access key id selects: itself if 12 digits, else the default account."""
     return access_key_id if _ACCOUNT.match(access_key_id) else DEFAULT_ACCOUNT

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
+from typing import Mapping
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
@@ -37,9 +38,10 @@ class LocalServer:
         root: str | Path | None = None,
         start_time: datetime | None = None,
         allow_real_keys: bool = False,
+        credentials: Mapping[str, str] | None = None,
     ) -> None:
         self.accounts = Accounts(start_time, None if root is None else Path(root))
-        self.app = ServerApp(self.accounts, allow_real_keys=allow_real_keys)
+        self.app = ServerApp(self.accounts, allow_real_keys=allow_real_keys, credentials=credentials)
         try:
             self._http: BaseWSGIServer = make_server(
                 host, port, self.app, threaded=True, request_handler=_QuietHandler
@@ -61,7 +63,9 @@ class LocalServer:
         return self.accounts.backend(account_id)
 
     def start(self) -> "LocalServer":
-        """Answer requests from a background thread."""
+        """Answer requests from a background thread (once: a started server is left as it is)."""
+        if self._thread is not None:
+            return self
         self._thread = threading.Thread(
             target=self._http.serve_forever,
             kwargs={"poll_interval": 0.05},
