@@ -107,3 +107,9 @@ def test_serve_refuses_a_root_in_use_a_bad_start_time_and_a_taken_port(sagemaker
     ]
     assert len(ours) == 3  # werkzeug adds its own lines on the port
     assert "in use" in ours[0] and "isoformat" in ours[1] and "in use" in ours[2]
+
+
+@pytest.mark.parametrize("pair", ["no-colon", ":secret", "key:"])
+def test_serve_refuses_a_malformed_access_key(pair, capsys):
+    assert main(["serve", "--access-key", pair]) == 1
+    assert f"--access-key wants KEY:SECRET, not {pair!r}" in capsys.readouterr().err
