@@ -125,6 +125,12 @@ class VirtualClock:
         """
         self._waiters.append(waiter)
 
+    def settle(self, moment: datetime) -> None:
+        """On a manual clock, let real work run as long as reaching ``moment`` would, without moving."""
+        with self._lock:
+            for waiter in list(self._waiters):
+                waiter(moment)
+
     def _run_until(self, target: datetime) -> None:
         queue = self._queue
         while True:

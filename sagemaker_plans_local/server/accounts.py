@@ -58,6 +58,11 @@ class Accounts:
                     backend = self._backends[account_id] = self._make(account_id)
         return backend
 
+    def backends(self) -> list[LocalBackend]:
+        """Every account's backend made so far."""
+        with self._lock:
+            return list(self._backends.values())
+
     def now(self) -> datetime:
         """The server's time (every account's clock shows it)."""
         if self.start_time is None:

@@ -134,17 +134,12 @@ def _next_due(accounts: Accounts, settle: bool) -> datetime | None:
     processes have run up to it (as an in-process wait lets them), so a process ending sooner
     places its end first and the clock stops there rather than at the later change.
     """
-    # Accounts and VirtualClock have no public view of their backends and waiters yet
-    # (the change is reported to the project): read them here, under each clock's lock.
-    backends = list(accounts._backends.values())
+    backends = accounts.backends()
     dues = [due for backend in backends if (due := backend.clock.next_due()) is not None]
     if not dues or not settle:
         return min(dues, default=None)
     for backend in backends:
-        clock = backend.clock
-        with clock._lock:
-            for waiter in list(clock._waiters):
-                waiter(min(dues))
+        backend.clock.settle(min(dues))
     return _next_due(accounts, settle=False)
 
 

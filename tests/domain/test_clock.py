@@ -115,3 +115,13 @@ def test_cancelling_a_fired_event_or_from_inside_an_action_is_harmless():
     first = clock.schedule(START + timedelta(seconds=1), cancel_the_rest)
     clock.advance(60)
     assert fired == [] and clock.queued() == 0 and clock.next_due() is None
+
+
+def test_settle_lets_waiters_run_up_to_a_moment_without_moving_the_clock():
+    clock = VirtualClock(datetime(2026, 1, 1, tzinfo=timezone.utc))
+    seen = []
+    clock.add_waiter(seen.append)
+    later = clock.now() + timedelta(minutes=5)
+    clock.settle(later)
+    assert seen == [later]
+    assert clock.now() == datetime(2026, 1, 1, tzinfo=timezone.utc)
