@@ -12,12 +12,10 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.sdk.activation import activated
 from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE
 from sagemaker_plans_local.sdk.flag import FLAG
-from sagemaker_plans_local.sdk.major import sdk_major
 from sagemaker_plans_local.sdk.remote import RemoteBackend
 from sagemaker_plans_local.sdk.session import session_class
 from sagemaker_plans_local.server.runner import LocalServer
@@ -35,15 +33,6 @@ TRAIN = textwrap.dedent("""
     pathlib.Path(os.environ["SM_MODEL_DIR"], "model.txt").write_text("seen: " + seen)
     print("trained in the server", flush=True)
 """)
-v2_only = pytest.mark.skipif(sdk_major() != 2, reason="Estimator is SDK v2's")
-
-
-@pytest.fixture
-def source(tmp_path):
-    directory = tmp_path / "src"
-    directory.mkdir()
-    (directory / "train.py").write_text(TRAIN)
-    return directory
 
 
 def model_text(server, uri: str) -> str:
@@ -54,53 +43,6 @@ def model_text(server, uri: str) -> str:
         member = archive.extractfile("model.txt")
         assert member is not None
         return member.read().decode()
-
-
-def estimator(session, source, **extra):
-    from sagemaker.estimator import Estimator
-
-    return Estimator(
-        image_uri=IMAGE,
-        role=ROLE,
-        instance_count=1,
-        instance_type="ml.m5.large",
-        entry_point="train.py",
-        source_dir=str(source),
-        sagemaker_session=session,
-        **extra,
-    )
-
-
-@v2_only
-def test_fit_runs_the_entry_point_in_the_server_and_ends_its_clock_at_the_jobs_end(
-    sagemaker_server, source, capsys
-):
-    session = session_class()(endpoint_url=sagemaker_server.url)
-    job = estimator(session, source)
-    job.fit(job_name="remote-1", logs="All")
-    assert "trained in the server" in capsys.readouterr().out
-    backend = sagemaker_server.backend()
-    assert backend.training_job("remote-1").status == "Completed"
-    described = backend.client("sagemaker").describe_training_job(TrainingJobName="remote-1")
-    assert job.model_data == described["ModelArtifacts"]["S3ModelArtifacts"]
-    assert job.model_data.startswith("s3://sagemaker-us-east-1-123456789012/")  # the SDK's default bucket
-    assert model_text(sagemaker_server, job.model_data) == "seen: "
-    # only the waits' next-change steps moved the manual clock: it stops at the job's last change
-    assert FIXTURE_START < backend.clock.now() == described["TrainingEndTime"]
-
-
-@v2_only
-def test_a_second_fit_reuses_the_first_jobs_warm_pool_in_the_server(sagemaker_server, source):
-    session = session_class()(endpoint_url=sagemaker_server.url)
-    first = estimator(session, source, keep_alive_period_in_seconds=600)
-    first.fit(job_name="pool-1", logs=False)
-    second = estimator(session, source, keep_alive_period_in_seconds=600)
-    second.fit(job_name="pool-2", logs=False)
-    sagemaker = sagemaker_server.backend().client("sagemaker")
-    assert (
-        sagemaker.describe_training_job(TrainingJobName="pool-1")["WarmPoolStatus"]["ReusedByJob"] == "pool-2"
-    )
-    assert model_text(sagemaker_server, second.model_data) == "seen: pool-1 "  # the pool's cache kept
 
 
 def test_a_remote_session_reaches_the_server_in_its_account(sagemaker_server):
