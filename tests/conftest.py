@@ -45,3 +45,14 @@ def create_request(name, keep_alive=1800, **extra):
     }
     request.update(extra)
     return request
+
+
+@pytest.fixture
+def remote_source(tmp_path):
+    """A ``src/`` whose train.py records the warm-pool chain (tests against a server)."""
+    from tests.sdk.test_remote_session import TRAIN
+
+    directory = tmp_path / "src"
+    directory.mkdir()
+    (directory / "train.py").write_text(TRAIN)
+    return directory

@@ -47,7 +47,7 @@ class Service(Protocol):
     def failure(self, operation_name: str) -> tuple[int, dict, Any]: ...
 
 
-class _Raw:
+class RawBody:
     """The ``raw`` of an AWSResponse holding a body already in memory."""
 
     def __init__(self, body: bytes) -> None:
@@ -140,7 +140,7 @@ class ServiceHook:
             if hasattr(body, "close"):
                 body.close()
             body, streaming = data, False
-        raw = body if streaming or isinstance(body, JsonBody) else _Raw(body or b"")
+        raw = body if streaming or isinstance(body, JsonBody) else RawBody(body or b"")
         http = AWSResponse(params.get("url", ""), status, headers, raw)
         response = {"status_code": status, "headers": http.headers, "context": {"operation_name": model.name}}
         if streaming:

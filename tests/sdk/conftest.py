@@ -1,20 +1,7 @@
 """tests/sdk runs under both SDK majors; the Estimator (v2-only) modules are collected under v2 only."""
 
-import pytest
-
 from sagemaker_plans_local.sdk.major import sdk_major
 
 V2_ONLY = ["test_fit.py", "test_flag.py", "test_local_runs.py", "test_remote_fit.py", "test_v2_output.py"]
 
 collect_ignore = V2_ONLY if sdk_major() != 2 else []
-
-
-@pytest.fixture
-def remote_source(tmp_path):
-    """A ``src/`` whose train.py records the warm-pool chain (tests against a server)."""
-    from tests.sdk.test_remote_session import TRAIN
-
-    directory = tmp_path / "src"
-    directory.mkdir()
-    (directory / "train.py").write_text(TRAIN)
-    return directory

@@ -23,24 +23,10 @@ from hypothesis import strategies as st
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.server.s3_routes import S3RouteError, host_bucket, route
+from sagemaker_plans_local.transport.service_hook import RawBody
 
 REGION = "us-east-1"
 MB = 1024 * 1024
-
-
-class _Raw:
-    """An answer body already read, as ``AWSResponse.raw``."""
-
-    def __init__(self, body: bytes) -> None:
-        self._body = body
-
-    def stream(self, **_: Any):
-        yield self._body
-
-    def read(self, amt: int | None = None) -> bytes:
-        size = len(self._body) if amt is None or amt < 0 else amt
-        data, self._body = self._body[:size], self._body[size:]
-        return data
 
 
 class Wire:
@@ -78,7 +64,7 @@ class Wire:
         self.routed.append((event_name.rsplit(".", 1)[-1], name, request_dict))
         status, headers, answer = self.service.handle(REGION, name, request_dict)
         data = answer.read() if hasattr(answer, "read") else bytes(answer)
-        return AWSResponse(request.url, status, headers, _Raw(data))
+        return AWSResponse(request.url, status, headers, RawBody(data))
 
     def operations(self) -> list[str]:
         assert all(called == routed for called, routed, _ in self.routed)
