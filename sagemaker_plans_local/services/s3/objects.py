@@ -3,7 +3,7 @@
 The files' layout is ``object_files``'s; key names and URIs are ``object_keys``'s.
 ETags are the MD5 hex of the content (no quotes), or ``<md5 of the parts'
 binary MD5s>-<number of parts>`` for a completed multipart upload.
-Every public method is thread-safe.
+Every public method is thread-safe, and safe with other processes on the same root.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ class ObjectStore(ObjectFiles):
         ``BucketAlreadyOwnedByYou`` with ``exist_ok=False``)."""
         if not valid_bucket_name(name):
             raise InvalidBucketName(name)
-        with self._lock:
+        with self._locked():
             directory = self.root / name
             if (directory / "bucket.json").exists():
                 if exist_ok:
@@ -106,30 +106,32 @@ class ObjectStore(ObjectFiles):
             )
 
     def bucket_region(self, name: str) -> str:
-        return self._read_json(self._bucket_dir(name) / "bucket.json")["region"]
+        return self._bucket_record(name)["region"]
 
     def bucket_created(self, name: str) -> datetime:
-        return from_iso(self._read_json(self._bucket_dir(name) / "bucket.json")["created"])
+        return from_iso(self._bucket_record(name)["created"])
 
     def list_buckets(self) -> list[tuple[str, datetime]]:
         """Every bucket as (name, creation date), by name."""
         out = []
-        with self._lock:
-            for entry in sorted(os.listdir(self.root)):
-                if not entry.startswith(".") and self.bucket_exists(entry):
+        for entry in sorted(os.listdir(self.root)):
+            if not entry.startswith(".") and self.bucket_exists(entry):
+                try:
                     out.append((entry, self.bucket_created(entry)))
+                except NoSuchBucket:  # deleted since the listing
+                    continue
         return out
 
     def delete_bucket(self, name: str) -> None:
         """Delete an empty bucket (``BucketNotEmpty`` otherwise)."""
-        with self._lock:
+        with self._locked():
             directory = self._bucket_dir(name)
             if os.listdir(directory / "meta"):
                 raise BucketNotEmpty(name)
-            shutil.rmtree(directory)
+            self._discard(directory)
             for upload in list(self._all_uploads()):  # S3 discards a deleted bucket's open uploads
                 if upload.bucket == name:
-                    shutil.rmtree(self._uploads / upload.upload_id, ignore_errors=True)
+                    self._discard(self._uploads / upload.upload_id)
 
     # -- objects ---------------------------------------------------------------------
     def put_object(
@@ -164,9 +166,7 @@ class ObjectStore(ObjectFiles):
 
     def head_object(self, bucket: str, key: str) -> StoredObject:
         """The object's metadata (``NoSuchBucket`` / ``NoSuchKey`` if absent)."""
-        name = self._name(key, missing=(bucket, key))
-        with self._lock:
-            return self._stored(bucket, key, name)
+        return self._stored(bucket, key, self._name(key, missing=(bucket, key)))
 
     def get_object(self, bucket: str, key: str) -> StoredObject:
         """Like :meth:`head_object`; read the content with ``.open()``."""
@@ -175,13 +175,10 @@ class ObjectStore(ObjectFiles):
     def open_object(self, bucket: str, key: str) -> tuple[StoredObject, BinaryIO]:
         """The object's metadata and its content opened at the same instant.
 
-        A later overwrite replaces the file, so the open handle keeps reading
-        the version described by the metadata.
+        Each version has its own file, so the open handle keeps reading the
+        version described by the metadata whatever is written or deleted later.
         """
-        name = self._name(key, missing=(bucket, key))
-        with self._lock:
-            stored = self._stored(bucket, key, name)
-            return stored, stored.open()
+        return self._open(bucket, key, self._name(key, missing=(bucket, key)))
 
     def delete_object(self, bucket: str, key: str) -> None:
         """Delete ``key`` if present (S3 answers success for a missing key too)."""
@@ -190,13 +187,7 @@ class ObjectStore(ObjectFiles):
         except ObjectStoreError:
             self._bucket_dir(bucket)
             return
-        with self._lock:
-            directory = self._bucket_dir(bucket)
-            for path in (directory / "meta" / name, directory / "data" / name):
-                try:
-                    path.unlink()
-                except FileNotFoundError:
-                    pass
+        self._remove(bucket, name)
 
     def copy_object(
         self,
@@ -240,31 +231,31 @@ class ObjectStore(ObjectFiles):
         delimiter = delimiter or None
         markers = [m for m in (start_after, continuation) if m]
         marker = max(markers) if markers else None
-        with self._lock:
-            directory = self._bucket_dir(bucket)
-            keys = sorted(self._keys(directory, prefix))
-            objects: list[StoredObject] = []
-            common: list[str] = []
-            last: str | None = None
-            truncated = False
-            for key in keys:
-                entry, rolled = key, False
-                if delimiter:
-                    at = key.find(delimiter, len(prefix))
-                    if at >= 0:
-                        entry, rolled = key[: at + len(delimiter)], True
-                if marker is not None and entry <= marker:
-                    continue
-                if rolled and common and common[-1] == entry:
-                    continue
-                if len(objects) + len(common) >= max_keys:
-                    truncated = max_keys > 0
-                    break
-                if rolled:
-                    common.append(entry)
-                else:
+        objects: list[StoredObject] = []
+        common: list[str] = []
+        last: str | None = None
+        truncated = False
+        for key in self.keys(bucket, prefix):
+            entry, rolled = key, False
+            if delimiter:
+                at = key.find(delimiter, len(prefix))
+                if at >= 0:
+                    entry, rolled = key[: at + len(delimiter)], True
+            if marker is not None and entry <= marker:
+                continue
+            if rolled and common and common[-1] == entry:
+                continue
+            if len(objects) + len(common) >= max_keys:
+                truncated = max_keys > 0
+                break
+            if rolled:
+                common.append(entry)
+            else:
+                try:
                     objects.append(self._stored(bucket, key, encode_key(key)))
-                last = entry
+                except NoSuchKey:  # deleted since the listing
+                    continue
+            last = entry
         return ObjectListing(objects, common, truncated, last if truncated else None)
 
     # -- multipart ---------------------------------------------------------------------
@@ -273,7 +264,7 @@ class ObjectStore(ObjectFiles):
     ) -> str:
         """Open a multipart upload; returns its id."""
         self._name(key)
-        with self._lock:
+        with self._locked():
             self._bucket_dir(bucket)
             upload_id = secrets.token_hex(32)
             directory = self._uploads / upload_id
@@ -313,31 +304,62 @@ class ObjectStore(ObjectFiles):
             raise InvalidArgument("Part number must be an integer between 1 and 10000, inclusive")
         self._upload_dir(upload_id)
         tmp, digest, size = self._spool(data, content_md5)
-        with self._lock:
+        with self._locked():
             try:
                 directory = self._upload_dir(upload_id)
             except NoSuchUpload:
                 tmp.unlink(missing_ok=True)
                 raise
-            os.replace(tmp, directory / str(part_number))
-            self._write_json(directory / f"{part_number}.json", {"etag": digest.hexdigest(), "size": size})
+            record = {"etag": digest.hexdigest(), "size": size}
+            self._install(tmp, directory, directory / f"{part_number}.json", str(part_number), record)
         return digest.hexdigest()
 
     def list_parts(self, upload_id: str) -> list[tuple[int, str, int]]:
         """The uploaded parts as (part number, etag, size), by part number."""
         directory = self._upload_dir(upload_id)
         parts = []
-        for entry in os.listdir(directory):
-            if entry.endswith(".json") and entry != "upload.json":
-                record = self._read_json(directory / entry)
-                parts.append((int(entry[:-5]), record["etag"], record["size"]))
+        try:
+            for entry in os.listdir(directory):
+                if entry.endswith(".json") and entry != "upload.json":
+                    record = self._read_json(directory / entry)
+                    parts.append((int(entry[:-5]), record["etag"], record["size"]))
+        except FileNotFoundError:  # completed or aborted meanwhile
+            raise NoSuchUpload(upload_id) from None
         return sorted(parts)
 
     def complete_multipart_upload(self, upload_id: str, parts: list[tuple[int, str]]) -> str:
-        """Assemble ``parts`` ((part number, etag) in ascending order) into the object; returns its etag."""
+        """Assemble ``parts`` ((part number, etag) in ascending order) into the object; returns its etag.
+
+        The upload is claimed first (its directory moved into ``.tmp``), so of
+        two completions racing, in any processes, one wins and the other gets
+        ``NoSuchUpload``; a failure after the claim puts the upload back.
+        """
         if not parts:
             raise MalformedPartList()
-        with self._lock:
+        upload, claimed, records = self._claim(upload_id, parts)
+        tmp, name = self._tmp_path(), self._name(upload.key)
+        try:
+            with open(tmp, "wb") as out:
+                for number, record in records:
+                    with open(claimed / record.get("data", str(number)), "rb") as part:
+                        shutil.copyfileobj(part, out, CHUNK_SIZE)
+            etag = md5_etag([bytes.fromhex(record["etag"]) for _, record in records])
+            self._commit(upload.bucket, upload.key, name, tmp, etag, upload.content_type, upload.metadata)
+        except NoSuchBucket:  # deleted meanwhile: S3 discards its uploads
+            shutil.rmtree(claimed, ignore_errors=True)
+            raise
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            os.replace(claimed, self._uploads / upload_id)
+            raise
+        shutil.rmtree(claimed, ignore_errors=True)
+        return etag
+
+    def _claim(
+        self, upload_id: str, parts: list[tuple[int, str]]
+    ) -> tuple[MultipartUpload, Path, list[tuple[int, dict]]]:
+        """Check ``parts`` and take the upload out of ``.uploads``: (upload, its new directory, records)."""
+        with self._locked():
             upload = self.multipart_upload(upload_id)
             directory = self._upload_dir(upload_id)
             numbers = [number for number, _ in parts]
@@ -355,21 +377,14 @@ class ObjectStore(ObjectFiles):
             for number, record in records[:-1]:
                 if record["size"] < MIN_PART_SIZE:
                     raise EntityTooSmall(upload_id, number, record["size"])
-            name = self._name(upload.key)
             self._bucket_dir(upload.bucket)
-            tmp = self._tmp_path()
-            with open(tmp, "wb") as out:
-                for number, _ in records:
-                    with open(directory / str(number), "rb") as part:
-                        shutil.copyfileobj(part, out, CHUNK_SIZE)
-            etag = md5_etag([bytes.fromhex(record["etag"]) for _, record in records])
-            self._commit(upload.bucket, upload.key, name, tmp, etag, upload.content_type, upload.metadata)
-            shutil.rmtree(directory, ignore_errors=True)
-        return etag
+            claimed = self._tmp_path()
+            os.replace(directory, claimed)
+        return upload, claimed, records
 
     def abort_multipart_upload(self, upload_id: str) -> None:
-        with self._lock:
-            shutil.rmtree(self._upload_dir(upload_id))
+        with self._locked():
+            self._discard(self._upload_dir(upload_id))
 
     def _all_uploads(self) -> Iterator[MultipartUpload]:
         for entry in os.listdir(self._uploads):
