@@ -1,6 +1,13 @@
+import itertools
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
 import pytest
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
+from sagemaker_plans_local.sdk.default_backend import HOME_VARIABLE
 from sagemaker_plans_local.sdk.major import sdk_major
 from tests.sdk_split import mark_sdk_tests
 
@@ -10,6 +17,35 @@ collect_ignore = ["test_examples_v3.py"] if sdk_major() == 2 else ["test_example
 # The suite's own fixtures are the package's pytest plugin (entry point pytest11).
 START = FIXTURE_START
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
+
+
+_HOME = pytest.StashKey[tuple[Path, "str | None"]]()
+_homes = itertools.count(1)
+
+
+def pytest_configure(config):
+    # The suite never writes into the real per-user directory: the session (each xdist worker
+    # its own) gets a temporary one, in the environment so that subprocesses inherit it.
+    home = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-home-"))
+    config.stash[_HOME] = (home, os.environ.get(HOME_VARIABLE))
+    os.environ[HOME_VARIABLE] = str(home)
+
+
+def pytest_unconfigure(config):
+    home, before = config.stash[_HOME]
+    if before is None:
+        os.environ.pop(HOME_VARIABLE, None)
+    else:
+        os.environ[HOME_VARIABLE] = before
+    shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def fresh_default_home(pytestconfig, monkeypatch):
+    """Each test's own per-user directory under the session's (made when used): what one test's
+    processes keep on the default backend, another never sees."""
+    home, _ = pytestconfig.stash[_HOME]
+    monkeypatch.setenv(HOME_VARIABLE, str(home / f"test-{next(_homes)}"))
 
 
 def pytest_collection_modifyitems(items):

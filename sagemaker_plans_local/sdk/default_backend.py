@@ -1,19 +1,56 @@
-"""The process-wide backend that local sessions use unless given one, and what they know from it."""
+"""The process-wide backend that local sessions use unless given one, and what they know from it;
+the per-user directory for its durable state (:func:`default_root`), which
+``sagemaker-plans-local reset`` empties.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
+from pathlib import Path
 
 from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.sdk.remote import Backend, RemoteBackend
 
 #: The environment variable naming a server that sessions and activations given no backend use.
 ENDPOINT_VARIABLE = "SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL"
+#: The environment variable naming the per-user directory (instead of the platform's).
+HOME_VARIABLE = "SAGEMAKER_PLANS_LOCAL_HOME"
+#: The per-user directory's name under the platform's data directory.
+APP_DIRECTORY = "sagemaker-plans-local"
+#: The default backend's root, under the per-user directory.
+DEFAULT_BACKEND_DIRECTORY = "default"
 
 _lock = threading.Lock()
 _backend: LocalBackend | None = None
 _remote: dict[str, RemoteBackend] = {}
+
+
+def default_root() -> Path:
+    """The per-user directory: ``$SAGEMAKER_PLANS_LOCAL_HOME`` when set, else
+    ``sagemaker-plans-local`` in the platform's per-user data directory
+    (``$XDG_DATA_HOME`` or ``~/.local/share``; ``~/Library/Application Support`` on macOS;
+    ``%LOCALAPPDATA%`` on Windows)."""
+    configured = os.environ.get(HOME_VARIABLE, "")
+    if configured.strip():  # a blank one is unset; any other is a path as given
+        return Path(configured).expanduser().absolute()
+    return _data_directory() / APP_DIRECTORY
+
+
+def _data_directory() -> Path:
+    if sys.platform == "win32":
+        local = os.environ.get("LOCALAPPDATA", "")
+        return Path(local) if local.strip() else Path.home() / "AppData" / "Local"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support"
+    xdg = os.environ.get("XDG_DATA_HOME", "")  # a relative one is ignored, as the XDG spec says
+    return Path(xdg) if xdg.strip() and Path(xdg).is_absolute() else Path.home() / ".local" / "share"
+
+
+def default_backend_root() -> Path:
+    """Where the default backend's state lives: ``default`` under :func:`default_root`."""
+    return default_root() / DEFAULT_BACKEND_DIRECTORY
 
 
 def default_backend() -> Backend:

@@ -4,6 +4,8 @@
 - ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]``: the server
   (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
 - ``clock show|advance DURATION --endpoint-url URL``: a running server's clock.
+- ``reset [--root DIR | --endpoint-url URL] [--yes]``: empties the default backend's durable
+  state (or the root given), or resets a running server.
 """
 
 from __future__ import annotations
@@ -12,11 +14,14 @@ import argparse
 import json
 import os
 import runpy
+import shutil
 import signal
 import sys
 import threading
 import urllib.error
 import urllib.request
+from pathlib import Path
+from typing import Any
 
 CONTROL = "/_sagemaker_plans_local/"
 
@@ -59,6 +64,14 @@ def _parser() -> argparse.ArgumentParser:
         help="the server (default: $AWS_ENDPOINT_URL)",
     )
     clock.set_defaults(action=_clock, parser=clock)
+    reset = commands.add_parser(
+        "reset", help="empty the default backend's durable state (or a root's, or a running server's)"
+    )
+    target = reset.add_mutually_exclusive_group()
+    target.add_argument("--root", help="the backend root to empty (default: the default backend's)")
+    target.add_argument("--endpoint-url", help="reset this running server instead")
+    reset.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
+    reset.set_defaults(action=_reset)
     return parser
 
 
@@ -128,11 +141,78 @@ def _clock(options: argparse.Namespace) -> int:
             parser.error(str(error))
         body = json.dumps({"advance_seconds": seconds}).encode()
         request = urllib.request.Request(url, body, {"Content-Type": "application/json"}, method="POST")
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            document = json.load(response)
-    except urllib.error.HTTPError as error:
-        print(f"sagemaker-plans-local: {json.load(error).get('message', error)}", file=sys.stderr)
+    document = _control(request)
+    if document is None:
         return 1
     print(document["now"])
+    return 0
+
+
+def _control(request: urllib.request.Request) -> dict[str, Any] | None:
+    """A control call's JSON answer; None (the cause printed) if it was refused or unreachable."""
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return dict(json.load(response))
+    except urllib.error.HTTPError as error:
+        print(f"sagemaker-plans-local: {json.load(error).get('message', error)}", file=sys.stderr)
+    except (urllib.error.URLError, OSError) as error:
+        print(f"sagemaker-plans-local: cannot reach {request.full_url}: {error}", file=sys.stderr)
+    return None
+
+
+def _reset(options: argparse.Namespace) -> int:
+    from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE, default_backend_root
+
+    if options.endpoint_url:
+        url = options.endpoint_url.rstrip("/")
+        if not _confirmed(options, f"Reset the server at {url}, removing all of its state?"):
+            return 1
+        request = urllib.request.Request(url + CONTROL + "reset", b"{}", {"Content-Type": "application/json"})
+        document = _control(request)
+        if document is None:
+            return 1
+        print(f"reset the server at {url} (its clock now {document['now']})")
+        return 0
+    root = Path(options.root).expanduser() if options.root else default_backend_root()
+    if not options.root and os.environ.get(ENDPOINT_VARIABLE, "").strip():
+        print(
+            f"sagemaker-plans-local: note: {ENDPOINT_VARIABLE} is set, so sessions use that server; "
+            "reset it with --endpoint-url",
+            file=sys.stderr,
+        )
+    if not _confirmed(options, f"Remove everything under {root}?"):
+        return 1
+    return _empty(root.absolute())
+
+
+def _confirmed(options: argparse.Namespace, question: str) -> bool:
+    """Whether to go ahead: asked on an interactive terminal unless ``--yes``; a script goes ahead."""
+    if options.yes or not sys.stdin.isatty():
+        return True
+    if input(f"{question} [y/N] ").strip().lower() in ("y", "yes"):
+        return True
+    print("sagemaker-plans-local: nothing reset", file=sys.stderr)
+    return False
+
+
+def _empty(root: Path) -> int:
+    """Remove everything under ``root``, naming each entry removed; 1 if refused or failed."""
+    if not root.exists():
+        print(f"nothing to reset: {root} does not exist")
+        return 0
+    home, real = Path.home().resolve(), root.resolve()
+    if not root.is_dir() or real == home or real in home.parents:  # a mistyped --root, not ours
+        print(f"sagemaker-plans-local: {root} is not a backend root; nothing removed", file=sys.stderr)
+        return 1
+    try:
+        for entry in sorted(root.iterdir()):
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+            print(f"removed {entry}")
+    except OSError as error:
+        print(f"sagemaker-plans-local: {error}", file=sys.stderr)
+        return 1
+    print(f"{root} is empty")
     return 0
