@@ -35,6 +35,7 @@ if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: 
 import boto3  # noqa: E402
 import botocore  # noqa: E402
 from bench_capacity import run_capacity  # noqa: E402
+from bench_durable import run_durable  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
 from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
@@ -235,6 +236,7 @@ SECTIONS = (
     ("capacity", "section 7 (capacity inventory add and sell cost as blocks pile up)"),
     ("startup", "section 8 (first client in a fresh process; the README's Estimator().fit())"),
     ("server", "section 9 (describe_training_job over HTTP: our server vs moto's ThreadedMotoServer)"),
+    ("durable", "section 10 (in-process calls on a durable root vs an ephemeral backend; reopening a root)"),
 )
 
 
@@ -261,6 +263,11 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
         ),
         "startup": lambda: run_startup(repeats=1 if quick else 9, later_fits=1 if quick else 6),
         "server": lambda: run_server(calls=20 if quick else 1_000, repeats=2 if quick else 7),
+        "durable": lambda: run_durable(
+            calls=40 if quick else 2_000,
+            repeats=2 if quick else 7,
+            histories=(100,) if quick else (100, 1_000, 5_000),
+        ),
     }
 
 

@@ -8,7 +8,7 @@ import threading
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, cast
 
 import boto3
 
@@ -25,6 +25,7 @@ from sagemaker_plans_local.transport.refusal import refuse_other_services
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
+    from sagemaker_plans_local.durable.state import Durable
     from sagemaker_plans_local.protocol.service import AwsService
     from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
     from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
@@ -62,38 +63,44 @@ class LocalBackend:
     ) -> None:
         self.region = region
         self.account_id = account_id
-        reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
         held = BackendRoot(root)
         self.root = held.path
+        self._durable: Durable | None = None
         try:
-            self._emulation = Emulation(
-                account_id,
-                self.root,
-                start_time,
-                home_region=region,
-                reserved_instance_types=reserved_types,
-                executor_factory=functools.partial(_local_executor, endpoint_url=job_endpoint_url),
+            self._emulation, self._services, self._durable = _open_state(
+                held, account_id, region, start_time, job_endpoint_url
             )
         except BaseException:
             held.release()
             raise
         emulation = self._emulation
-        self._closer = weakref.finalize(self, _shut_down, emulation, held)
+        self._closer = weakref.finalize(self, _shut_down, emulation, held, self._durable)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
-        self._services = Services(emulation)
 
     # -- public surface ------------------------------------------------------
     @property
     def clock(self) -> VirtualClock:
+        """The backend's clock (on a shared root, after what other processes did is replayed)."""
+        self._sync()
         return self._emulation.clock
 
     @property
     def settings(self) -> Settings:
+        """The emulation's settings (on a durable root, each change is journaled)."""
+        self._sync()
         return self._emulation.settings
+
+    def _sync(self) -> None:
+        if self._durable is not None:
+            self._durable.sync()
 
     @property
     def capacity(self) -> RegionalCapacity:
         """Capacity free for training plans: ``add(type, count, az, start, end)``, ``clear()``."""
+        if self._durable is not None:
+            from sagemaker_plans_local.durable.writes import JournaledCapacity
+
+            return cast("RegionalCapacity", JournaledCapacity(self._durable))
         return self._emulation.capacity
 
     def service(self, service_name: str) -> AwsService:
@@ -165,13 +172,25 @@ class LocalBackend:
         """
         from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
 
-        self._emulation.script_job(job_name, JobScript(outcome, runtime_seconds, failure_reason))
+        script = JobScript(outcome, runtime_seconds, failure_reason)
+        if self._durable is not None:
+            from sagemaker_plans_local.durable.writes import script_job
+
+            script_job(self._durable, job_name, script)
+        else:
+            self._emulation.script_job(job_name, script)
 
     def script_plan(self, training_plan_name: str, *, payment_succeeds: bool = False) -> None:
         """Decide whether the named plan's payment succeeds (by default calling this makes it fail)."""
         from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
 
-        self._emulation.script_plan(training_plan_name, PlanScript(payment_succeeds))
+        script = PlanScript(payment_succeeds)
+        if self._durable is not None:
+            from sagemaker_plans_local.durable.writes import script_plan
+
+            script_plan(self._durable, training_plan_name, script)
+        else:
+            self._emulation.script_plan(training_plan_name, script)
 
     def training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
         """The domain object of a job (its ``cache_dir`` is the warm-pool cache)."""
@@ -271,6 +290,26 @@ class _Holding:
         return self.enabled()
 
 
+def _open_state(
+    held: BackendRoot,
+    account_id: str,
+    region: str,
+    start_time: datetime | None,
+    job_endpoint_url: str | None,
+) -> tuple[Emulation, Services, Durable | None]:
+    """The backend's emulation and services: on a given root, durable (its journal replayed)."""
+    reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
+    factory = functools.partial(_local_executor, endpoint_url=job_endpoint_url)
+    if held.owned:
+        emulation = Emulation(
+            account_id, held.path, start_time, region, reserved_types, executor_factory=factory
+        )
+        return emulation, Services(emulation), None
+    from sagemaker_plans_local.durable.opening import open_durable
+
+    return open_durable(held.path, account_id, region, start_time, reserved_types, factory)
+
+
 def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None = None) -> Executor:
     """The local runtime for one region's script-mode jobs (loaded with the first region, not the backend)."""
     from sagemaker_plans_local.runtime import LocalExecutor
@@ -278,7 +317,7 @@ def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None 
     return LocalExecutor(
         emulation.root / "runtime" / region,
         emulation.objects,
-        emulation.log_store(region),
+        emulation.run_logs(region),
         emulation.clock,
         job_environment=in_job.job_environment(
             str(emulation.objects.root), emulation.account_id, endpoint_url
@@ -287,11 +326,15 @@ def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None 
     )
 
 
-def _shut_down(emulation: Emulation, root: BackendRoot) -> None:
+def _shut_down(emulation: Emulation, root: BackendRoot, durable: Durable | None) -> None:
     """Close a backend (once, from close(), garbage collection or interpreter exit)."""
     try:
+        if durable is not None:
+            durable.close()
         emulation.close(timeout=10)
     finally:
+        if durable is not None:
+            durable.release()
         root.release()
 
 

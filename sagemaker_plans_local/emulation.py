@@ -6,7 +6,7 @@ import functools
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar, cast
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
@@ -34,6 +34,9 @@ class Emulation:
     enum) seed the default capacity inventory of ``home_region``.
     ``executor_factory`` gives each region, when first used, the executor that
     runs its script-mode jobs' code (None: their runs are simulated).
+    ``created`` (default: now) is when the default inventory is laid out from.
+    ``run_logs(region)`` is where local runs write their log lines (a
+    durable backend journals them; by default the region's log store).
     """
 
     def __init__(
@@ -45,6 +48,7 @@ class Emulation:
         reserved_instance_types: Sequence[str] = (),
         prices: PriceList | None = None,
         executor_factory: ExecutorFactory | None = None,
+        created: datetime | None = None,
     ) -> None:
         self.lock = threading.RLock()
         self.account_id = account_id
@@ -55,7 +59,8 @@ class Emulation:
         # What is made on first use: the object store, the capacity inventory, the price list.
         self._parts: dict[str, object] = {} if prices is None else {"prices": prices}
         # The default inventory is laid out from the creation time, whenever it is first needed.
-        self._inventory_seed = (tuple(reserved_instance_types), home_region, self.clock.now())
+        self._inventory_seed = (tuple(reserved_instance_types), home_region, created or self.clock.now())
+        self.run_logs: Callable[[str], Any] = self.log_store
         self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
         self._plan_scripts: dict[str, PlanScript] = {}

@@ -1,14 +1,14 @@
 """pytest fixtures (registered through the ``pytest11`` entry point).
 
-- ``sagemaker_backend``: a fresh :class:`LocalBackend` on a manual clock
-  (starting 2026-01-01 00:00 UTC), its files under pytest's ``tmp_path``.
+- ``sagemaker_backend``: a fresh, ephemeral :class:`LocalBackend` on a manual
+  clock (starting 2026-01-01 00:00 UTC); its temporary root is removed after the test.
 - ``sagemaker_client``: a boto3 SageMaker client answered by it.
 - ``sagemaker_session``: a local ``sagemaker_plans_local.Session`` on it, of the
   installed SDK major's session class (v2: ``sagemaker.session.Session``, v3:
   ``sagemaker.core.helper.session_helper.Session``); with
   ``SAGEMAKER_PLANS_LOCAL=0`` a plain AWS session of that class instead.
 - ``sagemaker_server``: a running HTTP server (docs/server.md) on a free
-  loopback port, on a manual clock at the same start, stopped after the test:
+  loopback port, ephemeral, on a manual clock at the same start, stopped after the test:
   ``.url`` for clients' ``endpoint_url``, ``.backend(account_id)`` for the
   test's own checks.
 """
@@ -23,10 +23,10 @@ FIXTURE_START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
 
 @pytest.fixture
-def sagemaker_backend(tmp_path):
+def sagemaker_backend():
     from sagemaker_plans_local.backend import LocalBackend
 
-    with LocalBackend(start_time=FIXTURE_START, root=tmp_path / "sagemaker-plans-local") as backend:
+    with LocalBackend(start_time=FIXTURE_START) as backend:
         yield backend
 
 
@@ -46,8 +46,8 @@ def sagemaker_session(sagemaker_backend):
 
 
 @pytest.fixture
-def sagemaker_server(tmp_path):
+def sagemaker_server():
     from sagemaker_plans_local.server.runner import LocalServer
 
-    with LocalServer(start_time=FIXTURE_START, root=tmp_path / "sagemaker-plans-local-server") as server:
+    with LocalServer(start_time=FIXTURE_START) as server:
         yield server

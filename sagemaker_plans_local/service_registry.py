@@ -7,7 +7,7 @@ backend and its clients pays for none of them (``make bench``, section 8).
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 if TYPE_CHECKING:  # the protocol layer loads with the first service, not with the backend
     from botocore.model import OperationModel
@@ -44,20 +44,34 @@ def build_service(name: str, emulation: Emulation) -> AwsService:
 
 
 class Services:
-    """One backend's services by botocore name, each built once, on first use."""
+    """One backend's services by botocore name, each built once, on first use.
+
+    ``wrap`` (a durable backend's) stands between callers and each service.
+    """
 
     def __init__(self, emulation: Emulation) -> None:
         self._emulation = emulation
+        self._inner: dict[str, AwsService] = {}
         self._built: dict[str, AwsService] = {}
         self._lock = threading.Lock()
+        self.wrap: Callable[[AwsService], AwsService] | None = None
 
     def get(self, name: str) -> AwsService:
+        """The service callers use (wrapped, if ``wrap`` is set)."""
         service = self._built.get(name)
         if service is None:
             with self._lock:
                 service = self._built.get(name)
                 if service is None:
-                    service = self._built[name] = build_service(name, self._emulation)
+                    inner = self.inner(name)
+                    service = self._built[name] = self.wrap(inner) if self.wrap else inner
+        return service
+
+    def inner(self, name: str) -> AwsService:
+        """The service itself (what a journal's replay calls)."""
+        service = self._inner.get(name)
+        if service is None:
+            service = self._inner.setdefault(name, build_service(name, self._emulation))
         return service
 
     def deferred(self, name: str) -> "Deferred":

@@ -1,10 +1,9 @@
-"""A root is held by one live backend; a temporary root never outlives its backend's process."""
+"""A temporary root never outlives its backend's process (shared roots: tests/durable)."""
 
 from __future__ import annotations
 
 import gc
 import json
-import signal
 import subprocess
 import sys
 import textwrap
@@ -13,64 +12,8 @@ from pathlib import Path
 import pytest
 
 from sagemaker_plans_local import LocalBackend
-from sagemaker_plans_local.backend import RootInUseError
-from sagemaker_plans_local.backend_root import LOCK_FILE
 from sagemaker_plans_local.runtime.processes import SUPERVISED
 from tests.runtime.test_orphans import escaper_source, pids_file, read_pids, still_alive  # noqa: F401
-
-HOLDER = textwrap.dedent("""
-    import sys
-    from sagemaker_plans_local import LocalBackend
-    backend = LocalBackend(root=sys.argv[1])
-    print("holding", flush=True)
-    sys.stdin.readline()
-""")
-
-
-def holder(root: Path) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, str(root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
-    )
-    assert process.stdout.readline() == "holding\n"
-    return process
-
-
-def test_a_root_held_by_another_live_process_is_refused_clearly(tmp_path):
-    root = tmp_path / "shared"
-    other = holder(root)
-    try:
-        with pytest.raises(RootInUseError) as excinfo:
-            LocalBackend(root=root)
-        assert str(excinfo.value) == (
-            f"The root {root} is in use by another LocalBackend (process {other.pid}). Live backends "
-            "cannot share a root yet: give this one its own root, or close the other first."
-        )
-        assert (root / LOCK_FILE).read_text() == f"{other.pid}\n"  # the refusal changed nothing
-    finally:
-        other.communicate("\n")
-    with LocalBackend(root=root) as backend:  # the holder exited: the root is free
-        assert backend.client().list_training_jobs()["TrainingJobSummaries"] == []
-
-
-def test_a_lock_left_by_a_killed_process_does_not_block(tmp_path):
-    root = tmp_path / "stale"
-    other = holder(root)
-    other.send_signal(signal.SIGKILL)
-    other.wait()
-    assert (root / LOCK_FILE).read_text() == f"{other.pid}\n"  # the file is still there
-    with LocalBackend(root=root) as backend:
-        assert backend.root == root
-
-
-def test_two_backends_of_one_process_cannot_share_a_root_until_the_first_closes(tmp_path):
-    first = LocalBackend(root=tmp_path)
-    with pytest.raises(RootInUseError, match=r"in use by another LocalBackend \(this process\)"):
-        LocalBackend(root=tmp_path)
-    first.close()
-    first.close()  # idempotent
-    with LocalBackend(root=tmp_path):
-        pass
-    assert (tmp_path / LOCK_FILE).exists()  # a given root is left in place
 
 
 def test_close_removes_a_temporary_root_once(tmp_path):
@@ -90,8 +33,6 @@ def test_a_backend_dropped_without_close_lets_its_root_go(tmp_path):
     del backend, temporary
     gc.collect()
     assert not temporary_root.exists()
-    with LocalBackend(root=tmp_path):  # free again
-        pass
 
 
 def test_a_live_client_keeps_its_backend_and_root(tmp_path):

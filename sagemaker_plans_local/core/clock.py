@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import threading
 import time
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Protocol
+from typing import Callable, Iterator, Protocol
 
 Action = Callable[[datetime], None]
 
@@ -48,6 +49,11 @@ class VirtualClock:
     Wall mode (``start=None``) follows the wall clock, shifted by every advance.
     Due events are applied in time order, each seeing ``now()`` equal to its
     own due time in manual mode; actions receive that time as their argument.
+
+    A durable backend sets two hooks: ``advancer`` (an advance goes through it,
+    to be journaled; it calls :meth:`move`) and ``syncer`` (called before due
+    changes are applied, to replay what other processes wrote). While
+    :meth:`pinned` (replaying a journal) ``now()`` is the pinned moment.
     """
 
     def __init__(self, start: datetime | None = None, lock: threading.RLock | None = None) -> None:
@@ -61,13 +67,24 @@ class VirtualClock:
         self._sequence = itertools.count()
         self._lock = lock or threading.RLock()
         self._waiters: list[Callable[[datetime], None]] = []
+        self._pinned: datetime | None = None
+        self._reached: datetime | None = None  # the latest moment changes were applied up to
+        self.advancer: Callable[[timedelta], datetime] | None = None
+        self.syncer: Callable[[], None] | None = None
 
     @property
     def manual(self) -> bool:
         return self._manual
 
+    @property
+    def offset(self) -> timedelta:
+        """How far a wall clock has been advanced ahead of real time."""
+        return self._offset
+
     def now(self) -> datetime:
         """The current virtual time, an aware UTC datetime."""
+        if self._pinned is not None:
+            return self._pinned
         if self._manual:
             assert self._now is not None  # manual: a start time was given
             return self._now
@@ -90,6 +107,12 @@ class VirtualClock:
             delta = timedelta(seconds=delta)
         if delta < timedelta(0):
             raise ValueError("the clock only moves forward")
+        if self.advancer is not None:
+            return self.advancer(delta)
+        return self.move(delta)
+
+    def move(self, delta: timedelta) -> datetime:
+        """:meth:`advance` without the ``advancer`` hook (what a journal replays)."""
         with self._lock:
             if self._manual:
                 assert self._now is not None  # manual: a start time was given
@@ -98,11 +121,35 @@ class VirtualClock:
                 self._now = target
             else:
                 self._offset += delta
+                if self._pinned is not None:
+                    self._pinned += delta
                 self._run_until(self.now())
             return self.now()
 
+    @contextlib.contextmanager
+    def pinned(self, moment: datetime) -> Iterator[None]:
+        """Replay at ``moment``: a manual clock moves there (never back); a wall clock reads it.
+
+        Due changes up to the moment are applied; afterwards a wall clock follows real time again.
+        """
+        with self._lock:
+            if self._manual:
+                if moment > self.now():
+                    self.move(moment - self.now())
+                yield
+                return
+            previous = self._pinned
+            self._pinned = max(m for m in (moment, previous, self._reached) if m is not None)
+            try:
+                self._run_until(self._pinned)
+                yield
+            finally:
+                self._pinned = previous
+
     def catch_up(self) -> None:
         """Apply the state changes due by now (the wall clock moves by itself)."""
+        if self.syncer is not None:
+            self.syncer()
         if self._queue and self._queue[0][0] <= self.now():
             with self._lock:
                 self._run_until(self.now())
@@ -133,6 +180,8 @@ class VirtualClock:
 
     def _run_until(self, target: datetime) -> None:
         queue = self._queue
+        if self._reached is None or target > self._reached:
+            self._reached = target
         while True:
             due = self.next_due()
             stop = target if due is None or due > target else due

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Union
+import weakref
+from typing import Any, Callable, Mapping, Union
 
 import attrs
 
@@ -22,7 +23,28 @@ def quota_for(quota: Quota, instance_type: str) -> int | None:
     return int(quota)
 
 
-@attrs.define
+#: A settings watcher: ``watcher(name, value)`` before the setting changes (a durable backend journals it).
+Watcher = Callable[[str, Any], None]
+_watchers: dict[int, tuple["weakref.ref[Settings]", Watcher]] = {}  # by id: Settings are unhashable
+
+
+def watch(settings: "Settings", watcher: Watcher | None) -> None:
+    """Call ``watcher(name, value)`` before each change of ``settings`` (None: stop)."""
+    key = id(settings)
+    if watcher is None:
+        _watchers.pop(key, None)
+    else:
+        _watchers[key] = (weakref.ref(settings, lambda _: _watchers.pop(key, None)), watcher)
+
+
+def _notify(settings: "Settings", attribute: "attrs.Attribute[Any]", value: Any) -> Any:
+    entry = _watchers.get(id(settings))
+    if entry is not None and entry[0]() is settings:
+        entry[1](attribute.name, value)
+    return value
+
+
+@attrs.define(on_setattr=_notify)
 class Settings:
     """Knobs of the emulation (documented in docs/backend.md)."""
 

@@ -138,6 +138,9 @@ class LocalExecutor:
             env["PYTHONPATH"] = os.pathsep.join([*self.job_python_path, *inherited])
         return env
 
+    def ended(self, job: "TrainingJob", started: datetime, result: RunResult, at: datetime) -> None:
+        """Nothing to do: an ephemeral backend keeps a run's end in memory only."""
+
     # -- instances ---------------------------------------------------------------------
     def release(self, pool_id: str) -> None:
         """Delete a terminated warm pool's instance directories (after its run, if one is on)."""

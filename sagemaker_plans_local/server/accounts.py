@@ -4,10 +4,15 @@ Every account's backend has its own clock, all on one time line: a manual
 clock starts at the server's start time moved by every advance so far (so an
 account first seen after an advance starts where the others are), and
 :meth:`Accounts.advance` moves every account's clock together.
+
+With a root, each account's state is durable under ``root/accounts/<id>``
+and ``root/server.json`` records the server's clock: a server restarted on
+the root opens every account it had, at the time they had reached.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import threading
 from datetime import datetime, timedelta, timezone
@@ -16,6 +21,7 @@ from pathlib import Path
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 
 
@@ -34,7 +40,7 @@ class Accounts:
     def __init__(
         self, start_time: datetime | None = None, root: Path | None = None, region: str = "us-east-1"
     ):
-        self.start_time = start_time
+        self.start_time = _recorded_start(root, start_time) if root is not None else start_time
         self.root = root
         self.region = region
         self._advanced = timedelta(0)
@@ -43,6 +49,15 @@ class Accounts:
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
         self.job_endpoint_url: str | None = None
+
+    def reopen(self) -> None:
+        """Open every account a root holds, the server's time where the latest of them is."""
+        if self.root is None or not (self.root / "accounts").is_dir():
+            return
+        for directory in sorted((self.root / "accounts").iterdir()):
+            backend = self.backend(directory.name)
+            if self.start_time is not None:
+                self._advanced = max(self._advanced, backend.clock.now() - self.start_time)
 
     @property
     def manual(self) -> bool:
@@ -87,7 +102,7 @@ class Accounts:
             self._settings.update(
                 {account: attrs.asdict(b.settings) for account, b in self._backends.items()}
             )
-            self._close_all()
+            self._close_all(remove=True)
             self._advanced = timedelta(0)
 
     def close(self) -> None:
@@ -96,8 +111,9 @@ class Accounts:
             self._close_all()
 
     def _make(self, account_id: str) -> LocalBackend:
-        start = None if self.start_time is None else self.now()
         root = None if self.root is None else self.root / "accounts" / account_id
+        existing = root is not None and (root / DATABASE).exists()
+        start = None if self.start_time is None or existing else self.now()
         backend = LocalBackend(
             region=self.region,
             account_id=account_id,
@@ -109,12 +125,27 @@ class Accounts:
             setattr(backend.settings, name, value)
         return backend
 
-    def _close_all(self) -> None:
+    def _close_all(self, remove: bool = False) -> None:
         backends, self._backends = self._backends, {}
         for backend in backends.values():
             backend.close()
-            if self.root is not None:  # a root of ours: its next backend starts empty
+            if remove and self.root is not None:  # a reset: the account's next backend starts empty
                 shutil.rmtree(backend.root, ignore_errors=True)
+
+
+def _recorded_start(root: Path, start_time: datetime | None) -> datetime | None:
+    """The start time ``root/server.json`` records (written now for a new root); a different one is refused."""
+    record = root / "server.json"
+    if not record.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"start_time": None if start_time is None else start_time.isoformat()}))
+        return start_time
+    stored = json.loads(record.read_text())["start_time"]
+    recorded = None if stored is None else datetime.fromisoformat(stored)
+    if start_time is not None and start_time != recorded:
+        was = f"--start-time {stored}" if stored else "the wall clock"
+        raise ValueError(f"the root {root} was served with {was}; restart it with that, or none")
+    return recorded
 
 
 def parse_time(text: str) -> datetime:

@@ -27,8 +27,8 @@ class _QuietHandler(WSGIRequestHandler):
 class LocalServer:
     """sagemaker-plans-local over HTTP on ``host:port`` (port 0: a free one); ``start()`` / ``stop()``.
 
-    Bound as soon as it is made (``url`` is known); answers once started. A ``root`` another
-    live server (or backend) holds raises :class:`~sagemaker_plans_local.backend.RootInUseError`.
+    Bound as soon as it is made (``url`` is known); answers once started. With a ``root``
+    every account's state is durable there, and a server made on it again opens them all.
     """
 
     def __init__(
@@ -52,7 +52,8 @@ class LocalServer:
         self.url = f"http://{shown}:{self._http.server_port}"
         self.accounts.job_endpoint_url = self.url
         self._thread: threading.Thread | None = None
-        try:  # the default account's backend now: a root another server holds fails here, not per request
+        try:  # the accounts now: a root that cannot be opened fails here, not per request
+            self.accounts.reopen()
             self.accounts.backend()
         except BaseException:
             self._http.server_close()

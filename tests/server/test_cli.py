@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from sagemaker_plans_local.__main__ import main
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.server.durations import UNITS, parse_duration
+from sagemaker_plans_local.server.runner import LocalServer
 
 
 def test_serve_prints_its_url_answers_and_stops_on_sigterm(tmp_path):
@@ -96,17 +97,21 @@ def test_malformed_durations(text):
         parse_duration(text)
 
 
-def test_serve_refuses_a_root_in_use_a_bad_start_time_and_a_taken_port(sagemaker_server, capsys):
-    root = str(sagemaker_server.backend().root.parent.parent)
+def test_serve_refuses_a_root_of_another_clock_a_bad_start_time_and_a_taken_port(
+    sagemaker_server, tmp_path, capsys
+):
+    with LocalServer(root=tmp_path / "served", start_time=FIXTURE_START):
+        pass
     port = sagemaker_server.url.rsplit(":", 1)[1]
-    assert main(["serve", "--root", root]) == 1
+    assert main(["serve", "--root", str(tmp_path / "served"), "--start-time", "2027-01-01T00:00:00Z"]) == 1
     assert main(["serve", "--start-time", "new year"]) == 1
     assert main(["serve", "--port", port]) == 1
     ours = [
         line for line in capsys.readouterr().err.splitlines() if line.startswith("sagemaker-plans-local: ")
     ]
     assert len(ours) == 3  # werkzeug adds its own lines on the port
-    assert "in use" in ours[0] and "isoformat" in ours[1] and "in use" in ours[2]
+    assert "was served with --start-time 2026-01-01" in ours[0]
+    assert "isoformat" in ours[1] and "in use" in ours[2]
 
 
 @pytest.mark.parametrize("pair", ["no-colon", ":secret", "key:"])

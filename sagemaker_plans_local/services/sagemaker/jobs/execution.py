@@ -50,6 +50,9 @@ class Executor(Protocol):
     def start(self, job: "TrainingJob", at: "datetime") -> Run:
         """Start ``job``'s code at virtual time ``at``; returns at once."""
 
+    def ended(self, job: "TrainingJob", started: "datetime", result: RunResult, at: "datetime") -> None:
+        """The run of ``job`` started at ``started`` was recorded as ended at ``at`` (a durable backend journals it)."""
+
     def release(self, pool_id: str) -> None:
         """The warm pool ended: forget its instances (their virtualenvs and files)."""
 

@@ -218,7 +218,7 @@ class JobLifecycle:
             self._finish(job, at, JobStatus.COMPLETED, SecondaryStatus.COMPLETED, "Training job completed")
         else:
             reason = result.failure_reason or f"exit code {result.exit_code}"
-            if not reason.startswith("ClientError: "):
+            if not reason.startswith(("ClientError: ", "InternalServerError: ")):
                 reason = "AlgorithmError: " + reason
             self._fail(job, at, reason)
 

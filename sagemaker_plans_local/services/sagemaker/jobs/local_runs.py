@@ -85,7 +85,20 @@ class LocalRuns:
             at = max(self._clock.now(), started + timedelta(seconds=result.duration))
         else:
             at = self._clock.now()
+        assert self._executor is not None  # the run was started by it
+        self._executor.ended(job, started, result, at)
         return RunEnded(job, result, at)
+
+    def resolve(self, job_name: str, started: datetime, result: RunResult, at: datetime) -> RunEnded | None:
+        """A run another process ran (started at ``started``) ended with ``result`` at ``at``.
+
+        None if no such run is active here (it was abandoned, or already recorded).
+        """
+        entry = self._active.get(job_name)
+        if entry is None or entry[2] != started:
+            return None
+        del self._active[job_name]
+        return RunEnded(entry[0], result, at)
 
     def wait_until(self, moment: datetime) -> list[RunEnded]:
         """Wait for each run until it exits or has run as long as the clock reaches ``moment``."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from datetime import datetime
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -18,7 +19,7 @@ from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.errors import InUse, InvalidRequest, JobNotFound
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.store import Position, Table
-from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
+from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor, RunResult
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 from sagemaker_plans_local.services.sagemaker.jobs.job_rules import (
     check_create_rules,
@@ -73,6 +74,12 @@ class TrainingJobs:
         self._life = JobLifecycle(
             clock, settings, self._jobs, script_for, plans, lock, self.pools, self.local_runs
         )
+
+    def run_ended_elsewhere(self, job_name: str, started: datetime, result: RunResult, at: datetime) -> bool:
+        """A run of the job started at ``started`` by another process ended at ``at``; whether it was active."""
+        ended = self.local_runs.resolve(job_name, started, result, at)
+        self._life.end_run(ended)
+        return ended is not None
 
     # -- queries -----------------------------------------------------------
     @property

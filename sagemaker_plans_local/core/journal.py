@@ -1,0 +1,182 @@
+"""The durable journal of a backend root: an append-only log of state changes in SQLite.
+
+Every process on one root opens the same database file in WAL mode. A
+change is written in one transaction (``writing``), taken with ``BEGIN
+IMMEDIATE`` so that writers queue one after another; readers never block.
+``synchronous=NORMAL`` keeps a committed entry across a killed process (the
+WAL is in the file system); a power cut may lose the last entries but never
+leaves a half-written one. ``runs`` records which process runs a job's code.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple
+
+#: The layout of the database this package writes; a root written by a newer one is refused.
+SCHEMA_VERSION = 1
+DATABASE = "state.sqlite3"
+#: How long a writer waits for another process's transaction (a manual clock's advance may wait
+#: for a training process).
+BUSY_TIMEOUT_MS = 600_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS entries (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, at TEXT NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    region TEXT NOT NULL, job TEXT NOT NULL, started TEXT NOT NULL, owner TEXT NOT NULL,
+    ended INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (region, job, started)
+);
+"""
+
+
+class SchemaError(RuntimeError):
+    """The root was written by a newer sagemaker-plans-local (or is not a journal)."""
+
+
+class Entry(NamedTuple):
+    """One journaled change: its number, virtual time (ISO 8601), kind and JSON body."""
+
+    seq: int
+    at: str
+    kind: str
+    body: dict[str, Any]
+
+
+class Journal:
+    """The journal database of one root, for one process (thread-safe)."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / DATABASE
+        self._connection = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+        )
+        self._lock = threading.RLock()
+        self._depth = 0
+        self._version: int | None = None
+        with self._lock:
+            self._connection.execute("PRAGMA journal_mode=WAL")
+            self._connection.execute("PRAGMA synchronous=NORMAL")
+            self._connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+            with self.writing():
+                for statement in filter(str.strip, _SCHEMA.split(";")):
+                    self._connection.execute(statement)
+                self._check_schema()
+
+    def _check_schema(self) -> None:
+        stored = self.meta("schema_version")
+        if stored is None:
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif int(stored) > SCHEMA_VERSION:
+            raise SchemaError(
+                f"The root {self.path.parent} holds state of schema version {stored}, written by a newer "
+                f"sagemaker-plans-local; this one reads up to version {SCHEMA_VERSION}. Upgrade the "
+                "package, or use another root."
+            )
+
+    # -- meta --------------------------------------------------------------------------
+    def meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._connection.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self.writing():
+            self._connection.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- transactions ------------------------------------------------------------------
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """One write transaction (nested calls join the outer one); rolled back if the block raises."""
+        with self._lock:
+            if self._depth:
+                self._depth += 1
+                try:
+                    yield
+                finally:
+                    self._depth -= 1
+                return
+            self._connection.execute("BEGIN IMMEDIATE")
+            self._depth = 1
+            try:
+                yield
+            except BaseException:
+                self._depth = 0
+                self._connection.execute("ROLLBACK")
+                raise
+            self._depth = 0
+            self._connection.execute("COMMIT")
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._depth > 0
+
+    def changed(self) -> bool:
+        """Whether another connection committed since the last call (SQLite's data_version)."""
+        with self._lock:
+            version = self._connection.execute("PRAGMA data_version").fetchone()[0]
+            changed, self._version = version != self._version, version
+        return changed
+
+    # -- entries -----------------------------------------------------------------------
+    def append(self, at: str, kind: str, body: dict[str, Any]) -> int:
+        """Add an entry (inside :meth:`writing`, or as its own transaction); its number."""
+        with self.writing():
+            cursor = self._connection.execute(
+                "INSERT INTO entries (at, kind, body) VALUES (?, ?, ?)",
+                (at, kind, json.dumps(body, separators=(",", ":"))),
+            )
+        assert cursor.lastrowid is not None  # an INSERT sets it
+        return cursor.lastrowid
+
+    def entries_after(self, seq: int) -> list[Entry]:
+        """The entries numbered after ``seq``, in order."""
+        with self._lock:
+            rows = self._connection.execute(
+                "SELECT seq, at, kind, body FROM entries WHERE seq > ? ORDER BY seq", (seq,)
+            ).fetchall()
+        return [Entry(number, at, kind, json.loads(body)) for number, at, kind, body in rows]
+
+    def last_seq(self) -> int:
+        with self._lock:
+            row = self._connection.execute("SELECT max(seq) FROM entries").fetchone()
+        return int(row[0] or 0)
+
+    # -- runs --------------------------------------------------------------------------
+    def claim_run(self, region: str, job: str, started: str, owner: str) -> str:
+        """Claim running a job's code for ``owner``; the owner of the run (``owner`` if claimed now)."""
+        with self.writing():
+            self._connection.execute(
+                "INSERT OR IGNORE INTO runs (region, job, started, owner) VALUES (?, ?, ?, ?)",
+                (region, job, started, owner),
+            )
+            row = self._connection.execute(
+                "SELECT owner FROM runs WHERE region = ? AND job = ? AND started = ?", (region, job, started)
+            ).fetchone()
+        return str(row[0])
+
+    def run_owner(self, region: str, job: str, started: str) -> tuple[str, bool] | None:
+        """Who claimed the run, and whether its end is journaled (None: nobody claimed it)."""
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT owner, ended FROM runs WHERE region = ? AND job = ? AND started = ?",
+                (region, job, started),
+            ).fetchone()
+        return None if row is None else (str(row[0]), bool(row[1]))
+
+    def mark_run_ended(self, region: str, job: str, started: str) -> None:
+        with self.writing():
+            self._connection.execute(
+                "UPDATE runs SET ended = 1 WHERE region = ? AND job = ? AND started = ?",
+                (region, job, started),
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()

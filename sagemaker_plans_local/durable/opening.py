@@ -1,0 +1,54 @@
+"""Opening a durable root: its journal, an emulation on its recorded clock, its history replayed."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime
+from functools import partial
+from pathlib import Path
+from typing import Any, Sequence
+
+from sagemaker_plans_local.core.journal import Journal
+from sagemaker_plans_local.durable.root_meta import open_root
+from sagemaker_plans_local.durable.services import journaled, replay_request
+from sagemaker_plans_local.durable.state import Durable
+from sagemaker_plans_local.emulation import Emulation, ExecutorFactory
+from sagemaker_plans_local.service_registry import Services
+
+log = logging.getLogger(__name__)
+
+
+def open_durable(
+    root: Path,
+    account_id: str,
+    region: str,
+    start_time: datetime | None,
+    reserved_types: Sequence[str],
+    executor_factory: ExecutorFactory,
+) -> tuple[Emulation, Services, Durable]:
+    """The emulation, services and durable state of ``root`` (created if new), up to date."""
+    journal = Journal(root)
+    try:
+        clock = open_root(journal, account_id, region, start_time)
+        emulation = Emulation(
+            account_id,
+            root,
+            clock.start_time,
+            clock.home_region,
+            reserved_types,
+            executor_factory=executor_factory,
+            created=clock.created,
+        )
+        services = Services(emulation)
+        durable = Durable(root, journal, emulation, partial(_replay_call, services))
+    except BaseException:
+        journal.close()
+        raise
+    services.wrap = partial(journaled, durable=durable)
+    return emulation, services, durable
+
+
+def _replay_call(services: Services, service: str, region: str, operation: str, body: dict[str, Any]) -> None:
+    answer = services.inner(service).handle(region, operation, replay_request(body))
+    if answer.status >= 300:  # the journal holds only calls that succeeded: the state has diverged
+        log.warning("replaying %s.%s answered %s: %s", service, operation, answer.status, bytes(answer.body))

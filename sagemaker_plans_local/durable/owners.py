@@ -1,0 +1,61 @@
+"""Which processes are alive on a root: each holds an ``flock`` on its own file under ``owners/``.
+
+The kernel drops a lock when its process dies (even by ``kill -9``), so a
+claimed run whose owner's file can be locked by someone else was left by a
+dead process. Systems without ``fcntl`` (Windows) count an owner alive while
+its file exists.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]  # no locking without it
+
+OWNERS = "owners"
+
+
+class Owner:
+    """This process's (one backend's) hold on a root: ``token`` names it in the journal."""
+
+    def __init__(self, root: Path) -> None:
+        self.token = uuid.uuid4().hex
+        directory = root / OWNERS
+        directory.mkdir(parents=True, exist_ok=True)
+        self._path = directory / f"{self.token}.lock"
+        self._fd: int | None = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        if fcntl is not None:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.write(self._fd, f"{os.getpid()}\n".encode())
+
+    def release(self) -> None:
+        """Let go (idempotent): this owner's runs now count as those of a dead process."""
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            self._path.unlink(missing_ok=True)
+            os.close(fd)
+
+
+def alive(root: Path, token: str) -> bool:
+    """Whether the owner ``token`` of ``root`` still holds its lock."""
+    path = root / OWNERS / f"{token}.lock"
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return False
+    try:
+        if fcntl is None:  # pragma: no cover - Windows
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        path.unlink(missing_ok=True)  # left by a dead process
+        return False
+    finally:
+        os.close(fd)

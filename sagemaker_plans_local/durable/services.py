@@ -1,0 +1,86 @@
+"""The emulated services of a durable backend: each successful mutating call journaled in its transaction.
+
+A call whose operation reads (``Describe``, ``List``, ``Get``, ``Head``,
+``Filter``, ``Simulate``) is answered as is: the clock's syncer replays what is new first.
+Every other one runs inside a :class:`~.state.Durable` transaction and, if
+it succeeded, is journaled with its serialized body, which replay hands to
+the same service again. S3 writes its objects to disk itself and is never
+journaled.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import TYPE_CHECKING, Any, cast
+
+from sagemaker_plans_local.durable.state import Durable
+
+if TYPE_CHECKING:
+    from botocore.model import OperationModel
+
+    from sagemaker_plans_local.protocol.answers import Answer
+    from sagemaker_plans_local.protocol.service import AwsService
+
+#: Operation name prefixes of calls that change nothing.
+READS = ("Describe", "List", "Get", "Head", "Filter", "Simulate")
+#: Services whose state lives elsewhere (S3 objects are files under the root).
+UNJOURNALED = ("s3",)
+
+
+class JournaledService:
+    """``service`` whose successful changes are journaled by ``durable``; otherwise the same service."""
+
+    def __init__(self, service: AwsService, durable: Durable) -> None:
+        self.service = service
+        self._durable = durable
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.service, name)
+
+    def handle(self, region: str, operation_model: OperationModel | str, request: dict | None) -> Answer:
+        name = operation_model if isinstance(operation_model, str) else operation_model.name
+        if name.startswith(READS) or self._durable.closed:
+            return self.service.handle(region, operation_model, request)
+        request = dict(request or {})
+        request["body"], body = _journaled_body(request.get("body"))
+        with self._durable.transaction() as txn:
+            answer = self.service.handle(region, operation_model, request)
+            if answer.status < 300:
+                txn.append(
+                    "call",
+                    {"service": self.service.service_name, "region": region, "operation": name, **body},
+                )
+        return answer
+
+
+def journaled(service: AwsService, durable: Durable) -> AwsService:
+    """What a durable backend's callers get for ``service`` (a JournaledService answers as the service)."""
+    if service.service_name in UNJOURNALED:
+        return service
+    return cast("AwsService", JournaledService(service, durable))
+
+
+def replay_request(body: dict[str, Any]) -> dict[str, Any]:
+    """The request a journaled call's body stands for."""
+    if "form" in body:
+        return {"body": body["form"]}
+    return {"body": base64.b64decode(body["base64"]) if "base64" in body else body["text"].encode()}
+
+
+def _journaled_body(raw: Any) -> tuple[Any, dict[str, Any]]:
+    """The body to hand the service (a stream read once) and how the journal keeps it."""
+    if isinstance(raw, dict):  # botocore's query protocol: the form fields
+        return raw, {"form": raw}
+    if raw is None:
+        data = b""
+    elif isinstance(raw, str):
+        data = raw.encode()
+    elif isinstance(raw, (bytes, bytearray)):
+        data = bytes(raw)
+    else:
+        data = raw.read()
+        data = data.encode() if isinstance(data, str) else data
+    try:
+        return data, {"text": data.decode()}
+    except UnicodeDecodeError:
+        return data, {"base64": base64.b64encode(data).decode()}

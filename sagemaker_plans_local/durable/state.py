@@ -1,0 +1,311 @@
+"""A backend's state made durable: every change journaled, the journal replayed on open and before each call.
+
+The state of a root is the replay of its journal (``core/journal.py``): the
+mutating API calls that succeeded, clock advances, settings, capacity,
+scripts, the log lines of local runs and the ends of those runs, each with
+the virtual time it happened at. A change is one transaction: taken under
+the emulation's lock and SQLite's write lock, it first replays what other
+processes wrote, then applies and journals itself. Reads replay what is new
+first (the clock's ``syncer``). Replay is deterministic on a manual clock;
+on a wall clock each entry is replayed at the time it happened
+(docs/durability.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from sagemaker_plans_local.core.journal import Entry, Journal
+from sagemaker_plans_local.core.settings import watch
+from sagemaker_plans_local.durable import owners
+from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
+from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE, DurableExecutor, PendingRun
+from sagemaker_plans_local.emulation import Emulation
+from sagemaker_plans_local.services.sagemaker.jobs.execution import RunResult
+
+#: Real seconds between two checks that the owner of an awaited run is alive.
+LIVENESS_SECONDS = 0.5
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat()
+
+
+def parse(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+class Transaction:
+    """One journaled change in the making: entries appended at its time ``at``."""
+
+    def __init__(self, durable: "Durable", at: datetime) -> None:
+        self.at = at
+        self._durable = durable
+
+    def append(self, kind: str, body: dict[str, Any]) -> None:
+        self._durable.own(self._durable.journal.append(iso(self.at), kind, body))
+
+
+class Durable:
+    """The durable state of one backend on ``root``: hooks into its emulation, replay, runs.
+
+    ``apply_call(service, region, operation, body)`` replays a journaled API call
+    (the backend's services, unjournaled).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        journal: Journal,
+        emulation: Emulation,
+        apply_call: Callable[[str, str, str, dict[str, Any]], None],
+    ) -> None:
+        self.root = root
+        self.journal = journal
+        self.emulation = emulation
+        self.closed = False
+        self._apply_call = apply_call
+        self._owner = owners.Owner(root)
+        self._applied = 0
+        self._synced = False
+        self._own: set[int] = set()
+        self._applying = False
+        self._busy: int | None = None  # the thread inside a transaction or a replay
+        self._pending: dict[tuple[str, str, str], PendingRun] = {}
+        self._checked: dict[tuple[str, str, str], float] = {}
+        self.logs = LogJournal(journal, emulation.clock, self.own)
+        self._hook(emulation)
+        with emulation.lock:
+            self.sync()
+            self.fail_dead_runs()
+
+    def _hook(self, emulation: Emulation) -> None:
+        real_factory = emulation.executor_factory
+        if real_factory is not None:
+            emulation.executor_factory = lambda em, region: DurableExecutor(
+                real_factory(em, region), self, region
+            )
+        emulation.run_logs = self.run_logs
+        emulation.clock.advancer = self.advance
+        emulation.clock.syncer = self.sync
+        watch(emulation.settings, self._on_setting)
+
+    # -- transactions and replay ---------------------------------------------------------
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Transaction]:
+        """Apply one change: the lock, SQLite's write lock, what others wrote replayed first."""
+        with self.emulation.lock, self.journal.writing():
+            outer, self._busy = self._busy, threading.get_ident()
+            try:
+                self.sync()
+                self.logs.flush()
+                yield Transaction(self, self.emulation.clock.now())
+            finally:
+                self._busy = outer
+
+    def own(self, seq: int) -> None:
+        """``seq`` was written by this process (already applied here)."""
+        self._own.add(seq)
+
+    def busy_here(self) -> bool:
+        """Whether the calling thread is inside a transaction or a replay of this backend."""
+        return self._busy == threading.get_ident()
+
+    def sync(self) -> None:
+        """Replay what other processes journaled since the last look (cheap when nothing is new)."""
+        if self._applying or self.closed:
+            return
+        with self.emulation.lock:
+            if not self.journal.changed() and self._synced:
+                return
+            self._synced = True
+            entries = self.journal.entries_after(self._applied)
+            outer, self._busy = self._busy, threading.get_ident()
+            self._applying = True
+            try:
+                for entry in entries:
+                    if entry.seq in self._own:
+                        self._own.discard(entry.seq)
+                    else:
+                        self._replay(entry)
+                    self._applied = entry.seq
+            finally:
+                self._applying = False
+                self._busy = outer
+
+    def _replay(self, entry: Entry) -> None:
+        with self.emulation.clock.pinned(parse(entry.at)):
+            APPLY[entry.kind](self, entry.body)
+
+    @contextlib.contextmanager
+    def applying(self) -> Iterator[None]:
+        """Apply a change without journaling it again (the setting watcher stays quiet)."""
+        outer, self._applying = self._applying, True
+        try:
+            yield
+        finally:
+            self._applying = outer
+
+    # -- changes -------------------------------------------------------------------------
+    def advance(self, delta: timedelta) -> datetime:
+        """The clock's ``advancer``: a journaled advance."""
+        with self.transaction() as txn:
+            txn.append("advance", {"microseconds": delta // timedelta(microseconds=1)})
+            return self.emulation.clock.move(delta)
+
+    def _on_setting(self, name: str, value: Any) -> None:
+        if self._applying or self.closed:
+            return
+        plain = dict(value) if hasattr(value, "items") else value
+        with self.transaction() as txn:
+            txn.append("setting", {"name": name, "value": plain})
+
+    def record(self, kind: str, body: dict[str, Any]) -> None:
+        """Apply and journal one change of ``kind`` (see :data:`APPLY`)."""
+        with self.transaction() as txn, self.applying():
+            APPLY[kind](self, body)
+            txn.append(kind, body)
+
+    def run_logs(self, region: str) -> RunLogs:
+        """Where a local run's log lines go: the region's log store, and the journal soon after."""
+        return RunLogs(self.emulation.log_store(region), region, self.logs, lambda: self.closed)
+
+    # -- runs ----------------------------------------------------------------------------
+    def claim_run(self, region: str, job: str, started: datetime) -> bool:
+        if self.closed:
+            return False
+        return self.journal.claim_run(region, job, iso(started), self._owner.token) == self._owner.token
+
+    def pending_run(self, region: str, job: str, started: datetime) -> PendingRun:
+        run = self._pending[(region, job, iso(started))] = PendingRun(self, region, job, started)
+        return run
+
+    def run_ended(self, region: str, job: str, started: datetime, result: RunResult, at: datetime) -> None:
+        """An owned run ended: journal it for the other processes (not after close: it was killed)."""
+        if self.closed:
+            return
+        body = _run_body(region, job, started, result, at)
+        with self.emulation.lock, self.journal.writing():
+            self.logs.flush()  # the run's last lines before its end
+            self.own(self.journal.append(iso(self.emulation.clock.now()), "run_ended", body))
+            self.journal.mark_run_ended(region, job, iso(started))
+
+    def await_run(self, run: PendingRun) -> None:
+        """One look for an awaited run's end: replay; if its owner died, it ends as an instance failure."""
+        self.sync()
+        key = (run.region, run.job, iso(run.started))
+        if key not in self._pending or time.monotonic() - self._checked.get(key, 0.0) < LIVENESS_SECONDS:
+            return
+        self._checked[key] = time.monotonic()
+        with self.emulation.lock:
+            self._fail_if_orphaned(key)
+
+    def fail_dead_runs(self) -> None:
+        """End every awaited run whose owner is gone (after a replay on open)."""
+        for key in list(self._pending):
+            self._fail_if_orphaned(key)
+
+    def _fail_if_orphaned(self, key: tuple[str, str, str]) -> None:
+        claim = self.journal.run_owner(*key)
+        if claim is not None and (claim[1] or owners.alive(self.root, claim[0])):
+            return
+        with self.transaction() as txn:
+            if key not in self._pending:  # its end was replayed meanwhile
+                return
+            region, job, started = key
+            body = _run_body(region, job, parse(started), RunResult(1, 0.0, INSTANCE_FAILURE), txn.at)
+            with self.applying():
+                _apply_run_ended(self, body)
+            txn.append("run_ended", body)
+            self.journal.mark_run_ended(*key)
+
+    def close(self) -> None:
+        """Stop journaling (the queued log lines first); the owned runs still going count as a dead process's."""
+        self.logs.close()
+        self.closed = True
+
+    def release(self) -> None:
+        """Let the root go (after the emulation has stopped its runs)."""
+        self._owner.release()
+        self.journal.close()
+
+
+def _run_body(region: str, job: str, started: datetime, result: RunResult, at: datetime) -> dict[str, Any]:
+    return {
+        "region": region,
+        "job": job,
+        "started": iso(started),
+        "exit_code": result.exit_code,
+        "duration": result.duration,
+        "failure_reason": result.failure_reason,
+        "at": iso(at),
+    }
+
+
+def _apply_run_ended(durable: Durable, body: dict[str, Any]) -> None:
+    result = RunResult(body["exit_code"], body["duration"], body["failure_reason"])
+    jobs = durable.emulation.region(body["region"]).training_jobs
+    jobs.run_ended_elsewhere(body["job"], parse(body["started"]), result, parse(body["at"]))
+    pending = durable._pending.pop((body["region"], body["job"], body["started"]), None)
+    if pending is not None:
+        pending.finish(result)
+
+
+def _apply_call(durable: Durable, body: dict[str, Any]) -> None:
+    durable._apply_call(body["service"], body["region"], body["operation"], body)
+
+
+def _apply_advance(durable: Durable, body: dict[str, Any]) -> None:
+    durable.emulation.clock.move(timedelta(microseconds=body["microseconds"]))
+
+
+def _apply_setting(durable: Durable, body: dict[str, Any]) -> None:
+    with durable.applying():
+        setattr(durable.emulation.settings, body["name"], body["value"])
+
+
+def _apply_capacity_add(durable: Durable, body: dict[str, Any]) -> None:
+    durable.emulation.capacity.add(
+        body["instance_type"], body["count"], body["zone"], parse(body["start"]), parse(body["end"])
+    )
+
+
+def _apply_capacity_clear(durable: Durable, body: dict[str, Any]) -> None:
+    durable.emulation.capacity.clear()
+
+
+def _apply_script_job(durable: Durable, body: dict[str, Any]) -> None:
+    from sagemaker_plans_local.services.sagemaker.jobs.phases import JobScript
+
+    script = JobScript(body["outcome"], body["runtime_seconds"], body["failure_reason"])
+    durable.emulation.script_job(body["name"], script)
+
+
+def _apply_script_plan(durable: Durable, body: dict[str, Any]) -> None:
+    from sagemaker_plans_local.services.sagemaker.plans.training_plans import PlanScript
+
+    durable.emulation.script_plan(body["name"], PlanScript(body["payment_succeeds"]))
+
+
+def _apply_log(durable: Durable, body: dict[str, Any]) -> None:
+    store = durable.emulation.log_store(body["region"])
+    store.append(body["group"], body["stream"], body["millis"], body["message"])
+
+
+#: How each kind of journal entry is applied.
+APPLY: dict[str, Callable[[Durable, dict[str, Any]], None]] = {
+    "call": _apply_call,
+    "advance": _apply_advance,
+    "setting": _apply_setting,
+    "capacity_add": _apply_capacity_add,
+    "capacity_clear": _apply_capacity_clear,
+    "script_job": _apply_script_job,
+    "script_plan": _apply_script_plan,
+    "log": _apply_log,
+    "run_ended": _apply_run_ended,
+}
