@@ -16,12 +16,16 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
+
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.services.s3.objects import (
+    BucketAlreadyOwnedByYou,
     NoSuchKey,
     NoSuchUpload,
     ObjectStore,
     ObjectStoreError,
+    encode_key,
 )
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -29,6 +33,7 @@ BUCKET, KEY = "shared", "model/weights.bin"
 READS = 300  # per reader; the old layout tore about one read in twenty
 MAX_WRITES = 20_000  # a bound, so a writer whose readers died still ends
 UPLOADS = 40
+RACED_BUCKETS = 40
 
 
 def body(writer: int, version: int) -> bytes:
@@ -137,7 +142,21 @@ def completer(root: str, index: int, everyone: int, readers: int) -> dict:
     return {"won": won}
 
 
-WORKERS = {"writer": writer, "reader": reader, "churner": churner, "completer": completer}
+def creator(root: str, index: int, everyone: int, readers: int) -> dict:
+    """Create buckets ``race-0``... with ``exist_ok=False``; which ones this process won."""
+    store = _store(Path(root) / "store")
+    _start_together(root, "creator", index, everyone)
+    won = []
+    for number in range(RACED_BUCKETS):
+        try:
+            store.create_bucket(f"race-{number}", exist_ok=False)
+            won.append(number)
+        except BucketAlreadyOwnedByYou:
+            continue
+    return {"won": won}
+
+
+WORKERS = {"writer": writer, "reader": reader, "churner": churner, "completer": completer, "creator": creator}
 
 
 # -- the tests -------------------------------------------------------------------------------
@@ -205,6 +224,70 @@ def test_each_upload_completed_by_two_processes_has_one_winner(tmp_path):
         with handle:
             assert handle.read() == body(number, 1)
     assert list((tmp_path / "store" / ".uploads").iterdir()) == []
+
+
+def test_each_bucket_created_by_two_processes_has_one_creator(tmp_path):
+    _store(tmp_path / "store")
+    results = run_workers(tmp_path, ["creator", "creator"])
+    assert sorted(results[0]["won"] + results[1]["won"]) == list(range(RACED_BUCKETS))
+
+
+def test_a_store_written_before_versions_still_reads_and_is_upgraded_by_a_write(tmp_path):
+    """Records without a data name (the earlier layout) name ``data/<name>``; a write replaces both."""
+    store = _store(tmp_path / "store")
+    store.create_bucket(BUCKET)
+    store.put_object(BUCKET, KEY, b"placeholder")
+    bucket = tmp_path / "store" / BUCKET
+    meta = bucket / "meta" / encode_key(KEY)
+    record = json.loads(meta.read_text())
+    (bucket / "data" / record.pop("data")).unlink()
+    old = body(1, 1)
+    (bucket / "data" / encode_key(KEY)).write_bytes(old)
+    meta.write_text(json.dumps(record | {"size": len(old), "etag": hashlib.md5(old).hexdigest()}))
+    stored, handle = store.open_object(BUCKET, KEY)
+    with handle:
+        assert check(handle.read(), stored.size, stored.etag) is None
+    store.put_object(BUCKET, KEY, body(2, 2))
+    with store.get_object(BUCKET, KEY).open() as handle:
+        assert handle.read() == body(2, 2)
+    assert [path.name.split(".")[0] for path in (bucket / "data").iterdir()] == [encode_key(KEY)]
+    assert not (bucket / "data" / encode_key(KEY)).exists()
+
+
+def test_a_version_replaced_after_its_head_is_refused_not_mixed(tmp_path):
+    store = _store(tmp_path / "store")
+    store.create_bucket(BUCKET)
+    store.put_object(BUCKET, KEY, body(1, 1))
+    head = store.head_object(BUCKET, KEY)
+    current, handle = store.open_object(BUCKET, KEY)
+    store.put_object(BUCKET, KEY, body(2, 2))
+    with handle:  # opened before the overwrite: still the version it describes
+        assert handle.read() == body(1, 1) and current.etag == head.etag
+    with pytest.raises(NoSuchKey):
+        head.open()
+    store.delete_object(BUCKET, KEY)
+    assert list((tmp_path / "store" / BUCKET / "data").iterdir()) == []
+
+
+def test_a_read_whose_version_goes_before_it_opens_reads_the_new_one(tmp_path, monkeypatch):
+    """The window a reader in another process can fall into, made to happen here."""
+    store = _store(tmp_path / "store")
+    store.create_bucket(BUCKET)
+    store.put_object(BUCKET, KEY, body(1, 1))
+    found, stored = [], store._stored
+
+    def then_overwritten(*args):
+        version = stored(*args)
+        if not found:
+            found.append(version)
+            store.put_object(BUCKET, KEY, body(2, 2))  # removes the file ``version`` names
+        return version
+
+    monkeypatch.setattr(store, "_stored", then_overwritten)
+    current, handle = store.open_object(BUCKET, KEY)
+    with handle:
+        assert handle.read() == body(2, 2)
+    assert current.etag == hashlib.md5(body(2, 2)).hexdigest() != found[0].etag
 
 
 if __name__ == "__main__":
