@@ -59,14 +59,20 @@ lint: $(LINT_STAMP)
 
 demo: demo-v3 demo-v2
 
+# The examples that use the SDK's default backend keep their state (docs/durability.md): the demo
+# gives them a per-user directory of its own, emptied first, so that `make demo` can run again.
+DEMO_HOME := $(CURDIR)/.demo-home
+
 demo-v3: $(STAMP3)
 	$(PY3) examples/warm_pools.py
 	$(PY3) examples/training_plan.py
-	$(PY3) examples/v3_model_trainer.py
+	$(VENV3)/bin/sagemaker-plans-local reset --yes --root $(DEMO_HOME)/v3/default > /dev/null
+	SAGEMAKER_PLANS_LOCAL_HOME=$(DEMO_HOME)/v3 $(PY3) examples/v3_model_trainer.py
 
 demo-v2: $(STAMP)
-	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/seed_warm_pool_estimator.py
-	SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/training_plan_estimator.py
+	$(VENV)/bin/sagemaker-plans-local reset --yes --root $(DEMO_HOME)/v2/default > /dev/null
+	SAGEMAKER_PLANS_LOCAL_HOME=$(DEMO_HOME)/v2 SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/seed_warm_pool_estimator.py
+	SAGEMAKER_PLANS_LOCAL_HOME=$(DEMO_HOME)/v2 SAGEMAKER_SUPPRESS_V2_WARNING=1 $(PY) examples/training_plan_estimator.py
 
 # `make test`: both environments at once (their outputs kept apart), with pytest-xdist.
 # - test-v3: the whole suite under SDK v3, the default major, over TEST_WORKERS workers.
@@ -98,4 +104,4 @@ bench: $(STAMP) $(STAMP3)
 	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup
 
 clean:
-	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) build *.egg-info
+	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) $(DEMO_HOME) build *.egg-info

@@ -52,6 +52,7 @@ def child_environment(work: Path) -> dict[str, str]:
         "AWS_SHARED_CREDENTIALS_FILE": str(work / "no-credentials"),
         "AWS_EC2_METADATA_DISABLED": "true",
         "SAGEMAKER_SUPPRESS_V2_WARNING": "1",
+        "SAGEMAKER_PLANS_LOCAL_HOME": str(work / "home"),  # the default backend's durable state, fresh
     }
 
 

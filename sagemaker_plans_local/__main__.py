@@ -1,4 +1,4 @@
-"""``sagemaker-plans-local`` / ``python -m sagemaker_plans_local``: ``run``, ``serve``, ``clock``.
+"""``sagemaker-plans-local`` / ``python -m sagemaker_plans_local``: ``run``, ``serve``, ``clock``, ``reset``.
 
 ``run script.py [args]`` runs an unmodified script locally; with
 ``SAGEMAKER_PLANS_LOCAL=0`` it runs as with ``python script.py``: against AWS.

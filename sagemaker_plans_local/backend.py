@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterator, cast
 
 import boto3
 
-from sagemaker_plans_local.backend_root import BackendRoot, RootInUseError  # noqa: F401  (RootInUseError: raised from here)
+from sagemaker_plans_local.backend_root import BackendRoot
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
@@ -44,10 +44,10 @@ class LocalBackend:
     """An in-process SageMaker for training jobs, managed warm pools and training plans.
 
     ``start_time`` (an aware datetime) gives a manual clock that moves only
-    when advanced; ``None`` follows the wall clock. ``root`` holds on-disk
-    state such as warm-pool caches (default: a temporary directory that
-    :meth:`close` removes). A root is held for the backend's life: another
-    live backend on it raises :class:`RootInUseError`. A backend never closed
+    when advanced; ``None`` follows the wall clock (an existing root keeps its
+    own). ``root`` makes the state durable there and shared by every backend
+    on it, in any process (docs/durability.md); by default it is ephemeral, in
+    a temporary directory that :meth:`close` removes. A backend never closed
     is closed when it is garbage or the interpreter exits. ``job_endpoint_url``
     (set by the HTTP server that answers this backend) is where the jobs'
     own SageMaker calls go.

@@ -23,7 +23,3 @@ class BackendRoot:
         """Let the root go, removing it if the backend made it (called once, by the backend's close)."""
         if self.owned:
             shutil.rmtree(self.path, ignore_errors=True)
-
-
-class RootInUseError(RuntimeError):
-    """Kept for the callers that still name it; roots are shared now and this is never raised."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -59,14 +60,15 @@ def test_a_never_closed_backend_removes_its_temporary_root_at_exit():
     assert root.name.startswith("sagemaker-plans-local-") and not root.exists()
 
 
-def test_the_process_wide_default_backend_is_closed_at_exit():
+def test_the_process_wide_default_backend_keeps_its_per_user_root_at_exit():
     code = (
         "import json; from sagemaker_plans_local.sdk.default_backend import default_backend; "
         "print(json.dumps(str(default_backend().root)))"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
-    assert not Path(json.loads(result.stdout)).exists()
+    root = Path(json.loads(result.stdout))
+    assert root == Path(os.environ["SAGEMAKER_PLANS_LOCAL_HOME"]) / "default" and root.is_dir()  # durable
 
 
 RUNNING_AT_EXIT = textwrap.dedent("""

@@ -47,12 +47,12 @@ def fetch_source(store: Any, submit_directory: str, code_dir: Path) -> None:
     if submit_directory.startswith("s3://"):
         bucket, key = parse_s3_uri(submit_directory)
         try:
-            stored = store.get_object(bucket, key)
+            _, archive = store.open_object(bucket, key)  # the version current now, whole
         except ObjectStoreError as error:  # NoSuchBucket / NoSuchKey
             raise SourceError(
                 f"Failed to download the source code from {submit_directory}: {type(error).__name__}: {error}"
             ) from error
-        with stored.open() as archive:
+        with archive:
             safe_extract(archive, code_dir)
         return
     local = Path(

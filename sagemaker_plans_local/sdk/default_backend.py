@@ -1,6 +1,7 @@
-"""The process-wide backend that local sessions use unless given one, and what they know from it;
-the per-user directory for its durable state (:func:`default_root`), which
-``sagemaker-plans-local reset`` empties.
+"""The process-wide backend that local sessions use unless given one, and what they know from it.
+
+Its state is durable in a per-user directory (:func:`default_root`), so a notebook
+restart keeps its jobs, pools and plans; ``sagemaker-plans-local reset`` empties it.
 """
 
 from __future__ import annotations
@@ -56,14 +57,16 @@ def default_backend_root() -> Path:
 def default_backend() -> Backend:
     """The server named by ``SAGEMAKER_PLANS_LOCAL_ENDPOINT_URL`` when it is set (one
     ``RemoteBackend`` per URL); otherwise one LocalBackend per process, on the wall clock,
-    created on first use (closed at exit)."""
+    on :func:`default_backend_root` (read when first used), created on first use (closed at exit)."""
     global _backend
     url = os.environ.get(ENDPOINT_VARIABLE, "").strip()
     with _lock:
         if url:
             return _remote.setdefault(url, RemoteBackend(url))
         if _backend is None:
-            _backend = LocalBackend()
+            root = default_backend_root()
+            root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # per-user: private
+            _backend = LocalBackend(root=root)
         return _backend
 
 

@@ -96,7 +96,7 @@ def _credentials(pairs: list[str]) -> dict[str, str]:
 
 
 def _serve(options: argparse.Namespace) -> int:
-    from sagemaker_plans_local.backend_root import RootInUseError
+    from sagemaker_plans_local.core.journal import SchemaError
     from sagemaker_plans_local.server.accounts import parse_time
     from sagemaker_plans_local.server.runner import LocalServer
 
@@ -106,7 +106,7 @@ def _serve(options: argparse.Namespace) -> int:
         server = LocalServer(
             options.host, options.port, options.root, start, options.allow_real_keys, credentials
         )
-    except (ValueError, OSError, RootInUseError) as error:
+    except (ValueError, OSError, SchemaError) as error:
         print(f"sagemaker-plans-local: {error}", file=sys.stderr)
         return 1
     stopped = threading.Event()

@@ -75,7 +75,10 @@ def _play(backend, steps) -> None:
     for kind, argument in steps:
         if kind == "job":
             names.append(f"job-{len(names)}")
-            sm.create_training_job(**job_request(names[-1], keep_alive=argument))
+            try:
+                sm.create_training_job(**job_request(names[-1], keep_alive=argument))
+            except sm.exceptions.ClientError:
+                names.pop()  # a keep-alive over the setting's maximum: refused, changing nothing
         elif kind == "advance":
             backend.clock.advance(argument)
         elif kind == "stop" and names:

@@ -12,6 +12,7 @@ import sagemaker
 from sagemaker.exceptions import UnexpectedStatusException
 
 from sagemaker_plans_local import Estimator
+from tests.sdk.test_public_names import clean_env
 
 ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 IMAGE = "763104351884.dkr.ecr.us-east-1.amazonaws.com/pytorch-training:2.5-cpu-py311"
@@ -170,11 +171,7 @@ def test_cli_runs_an_unmodified_script(tmp_path):
         print("jobs:", sm.list_training_jobs()["TrainingJobSummaries"], "args:", sys.argv[1:])
     """)
     )
-    env = {
-        "PATH": "/usr/bin:/bin",
-        "AWS_CONFIG_FILE": "/nonexistent",
-        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-    }
+    env = {key: value for key, value in clean_env().items() if key != "AWS_DEFAULT_REGION"}
     result = subprocess.run(
         [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
         capture_output=True,

@@ -15,7 +15,7 @@ from botocore.client import ClientCreator
 from botocore.exceptions import EndpointConnectionError
 
 from sagemaker_plans_local import LocalBackend, Session, activate, activated
-from tests.sdk.test_public_names import CLEAN_ENV, NO_RETRIES, UNREACHABLE, sdk_session_class
+from tests.sdk.test_public_names import NO_RETRIES, UNREACHABLE, clean_env, sdk_session_class
 
 
 def unreachable_client(session=None):
@@ -79,7 +79,7 @@ SCRIPT = textwrap.dedent("""
 def test_cli_honours_the_flag(tmp_path, flag, printed):
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
-    env = {**CLEAN_ENV, "SAGEMAKER_PLANS_LOCAL": flag, "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
+    env = clean_env(SAGEMAKER_PLANS_LOCAL=flag, AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x")
     result = subprocess.run(
         [sys.executable, "-m", "sagemaker_plans_local", "run", str(script)],
         capture_output=True,
@@ -107,13 +107,9 @@ FIXTURE_TEST = textwrap.dedent("""
 
 def test_the_session_fixture_honours_the_flag(tmp_path):
     (tmp_path / "test_fixture_flag.py").write_text(FIXTURE_TEST)
-    env = {
-        **CLEAN_ENV,
-        "SAGEMAKER_PLANS_LOCAL": "0",
-        "AWS_ACCESS_KEY_ID": "x",
-        "AWS_SECRET_ACCESS_KEY": "x",
-        "PYTHONPATH": os.getcwd(),
-    }
+    env = clean_env(
+        SAGEMAKER_PLANS_LOCAL="0", AWS_ACCESS_KEY_ID="x", AWS_SECRET_ACCESS_KEY="x", PYTHONPATH=os.getcwd()
+    )
     result = subprocess.run(
         [
             sys.executable,

@@ -1,5 +1,6 @@
 """Every public name works under the installed SDK major (this module runs under v2 and v3)."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,16 +11,24 @@ from botocore.client import ClientCreator
 from botocore.config import Config
 
 from sagemaker_plans_local import LocalBackend, Session, activate, activated
+from sagemaker_plans_local.sdk.default_backend import HOME_VARIABLE
 from sagemaker_plans_local.sdk.major import sdk_major, session_module
 
 UNREACHABLE = "http://127.0.0.1:9"
 NO_RETRIES = Config(retries={"max_attempts": 1}, connect_timeout=1)
-CLEAN_ENV = {
-    "PATH": "/usr/bin:/bin",
-    "AWS_CONFIG_FILE": "/nonexistent",
-    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """A bare environment for a subprocess: no AWS configuration, and the test's own per-user
+    directory (tests/conftest.py), so the default backend never writes the real one."""
+    return {
+        "PATH": "/usr/bin:/bin",
+        "AWS_CONFIG_FILE": "/nonexistent",
+        "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        HOME_VARIABLE: os.environ[HOME_VARIABLE],
+        **extra,
+    }
 
 
 def sdk_session_class():
@@ -110,7 +119,7 @@ def test_cli_runs_an_unmodified_script(tmp_path):
         [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), "--x", "1"],
         capture_output=True,
         text=True,
-        env=CLEAN_ENV,
+        env=clean_env(),
         timeout=120,
     )
     assert result.returncode == 0, result.stderr

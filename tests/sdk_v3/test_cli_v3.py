@@ -4,7 +4,7 @@ import subprocess
 import sys
 import textwrap
 
-from tests.sdk.test_public_names import CLEAN_ENV
+from tests.sdk.test_public_names import clean_env
 
 SCRIPT = textwrap.dedent("""
     import sys
@@ -27,7 +27,7 @@ def test_cli_trains_an_unmodified_model_trainer_script(tmp_path):
     (source / "train.py").write_text("print('trained')\n")
     script = tmp_path / "script.py"
     script.write_text(SCRIPT)
-    env = {key: value for key, value in CLEAN_ENV.items() if key != "AWS_DEFAULT_REGION"}  # none configured
+    env = {key: value for key, value in clean_env().items() if key != "AWS_DEFAULT_REGION"}  # none configured
     result = subprocess.run(
         [sys.executable, "-m", "sagemaker_plans_local", "run", str(script), str(source)],
         capture_output=True,
