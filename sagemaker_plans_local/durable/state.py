@@ -98,13 +98,20 @@ class Durable:
     # -- transactions and replay ---------------------------------------------------------
     @contextlib.contextmanager
     def transaction(self) -> Iterator[Transaction]:
-        """Apply one change: the lock, SQLite's write lock, what others wrote replayed first."""
+        """Apply one change: the lock, SQLite's write lock, what others wrote replayed first.
+
+        The change sees one time, ``at``, from start to end (a wall clock is pinned there):
+        replaying its entry at ``at`` gives exactly what it gave.
+        """
         with self.emulation.lock, self.journal.writing():
             outer, self._busy = self._busy, threading.get_ident()
             try:
                 self.sync()
                 self.logs.flush()
-                yield Transaction(self, self.emulation.clock.now())
+                clock = self.emulation.clock
+                at = clock.now()
+                with clock.pinned(at):  # a wall clock reads ``at`` throughout, as its replay will
+                    yield Transaction(self, at)
             finally:
                 self._busy = outer
 

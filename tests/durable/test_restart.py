@@ -12,6 +12,7 @@ from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import SCHEMA_VERSION, Journal, SchemaError
 from tests.conftest import START
 from tests.durable.views import state_of
+from tests.raw_requests import sagemaker_json
 from tests.durable.worker import job_request
 from tests.plan_helpers import buy, day, own_inventory
 
@@ -122,3 +123,36 @@ def test_a_root_keeps_its_clock_and_account(tmp_path):
         LocalBackend(root=tmp_path, account_id="111122223333")
     with LocalBackend(root=tmp_path, start_time=START) as same:
         assert same.clock.now() == START and same.clock.manual
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    operation=st.sampled_from(["CreateTrainingJob", "StopTrainingJob", "CreateTrainingPlan", "AddTags"]),
+    body=st.one_of(
+        st.binary(max_size=40),
+        st.dictionaries(st.sampled_from(["TrainingJobName", "Tags", "ResourceArn", "x"]), st.integers(), max_size=3),
+    ),
+)
+def test_bad_input_to_a_durable_root_gets_a_4xx_and_journals_nothing(tmp_path_factory, operation, body):
+    root = tmp_path_factory.mktemp("bad")
+    with LocalBackend(root=root, start_time=START) as backend:
+        journal = Journal(root)
+        before = journal.last_seq()
+        status, answer = sagemaker_json(backend, operation, body)
+        assert 400 <= status < 500, answer
+        assert journal.last_seq() == before  # nothing written, nothing to replay
+        journal.close()
+
+
+def test_a_wall_clock_root_reopens_on_the_wall_clock_with_its_jobs(tmp_path):
+    with LocalBackend(root=tmp_path) as backend:
+        backend.client().create_training_job(**job_request("walled", keep_alive=0))
+        backend.clock.advance(3600)  # a wall clock's offset is kept too
+        backend.wait_for_training_job("walled")
+        before = state_of(backend)
+    with LocalBackend(root=tmp_path) as reopened:
+        assert not reopened.clock.manual
+        assert reopened.clock.offset == backend.clock.offset
+        after = state_of(reopened)
+        assert after["jobs"] == before["jobs"]
+        assert after["jobs"]["walled"]["TrainingJobStatus"] == "Completed"
