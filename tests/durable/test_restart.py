@@ -12,9 +12,9 @@ from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import SCHEMA_VERSION, Journal, SchemaError
 from tests.conftest import START
 from tests.durable.views import state_of
-from tests.raw_requests import sagemaker_json
 from tests.durable.worker import job_request
 from tests.plan_helpers import buy, day, own_inventory
+from tests.raw_requests import sagemaker_json
 
 
 def test_jobs_pools_plans_tags_clock_and_settings_survive_a_restart(tmp_path):
@@ -130,7 +130,9 @@ def test_a_root_keeps_its_clock_and_account(tmp_path):
     operation=st.sampled_from(["CreateTrainingJob", "StopTrainingJob", "CreateTrainingPlan", "AddTags"]),
     body=st.one_of(
         st.binary(max_size=40),
-        st.dictionaries(st.sampled_from(["TrainingJobName", "Tags", "ResourceArn", "x"]), st.integers(), max_size=3),
+        st.dictionaries(
+            st.sampled_from(["TrainingJobName", "Tags", "ResourceArn", "x"]), st.integers(), max_size=3
+        ),
     ),
 )
 def test_bad_input_to_a_durable_root_gets_a_4xx_and_journals_nothing(tmp_path_factory, operation, body):
