@@ -25,7 +25,12 @@ LAYERS = (
         "public surface",
         lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith(("sdk", "server")),
     ),
-    ("facade", lambda m: m in ("backend", "backend_root", "service_registry") or m.startswith("durable")),
+    (
+        "facade",
+        lambda m: (
+            m in ("backend", "backend_root", "service_registry") or m.startswith(("durable", "inspection"))
+        ),
+    ),
     ("transport", lambda m: m.startswith("transport")),
     ("runtime", lambda m: m.startswith("runtime")),
     ("protocol and service APIs", lambda m: m.startswith("protocol") or m in SERVICE_APIS or ".api" in m),
