@@ -15,8 +15,8 @@ import json
 import sys
 
 from sagemaker_plans_local import LocalBackend
+from tests.conftest import create_request
 
-ROLE = "arn:aws:iam::123456789012:role/SageMakerRole"
 SLEEPER = (
     "import sys, time\nprint('sleeping', flush=True)\n"
     "time.sleep(float(sys.argv[sys.argv.index('--seconds') + 1]))\nprint('slept')\n"
@@ -24,20 +24,8 @@ SLEEPER = (
 
 
 def job_request(name: str, keep_alive: int, source: str | None = None, seconds: float = 0) -> dict:
-    resources = {"InstanceType": "ml.m5.large", "InstanceCount": 1, "VolumeSizeInGB": 10}
-    if keep_alive:
-        resources["KeepAlivePeriodInSeconds"] = keep_alive
-    request = {
-        "TrainingJobName": name,
-        "RoleArn": ROLE,
-        "AlgorithmSpecification": {
-            "TrainingImage": "123456789012.dkr.ecr.us-east-1.amazonaws.com/t:1",
-            "TrainingInputMode": "File",
-        },
-        "OutputDataConfig": {"S3OutputPath": "s3://bucket/out"},
-        "ResourceConfig": resources,
-        "StoppingCondition": {"MaxRuntimeInSeconds": 86400},
-    }
+    """The suite's CreateTrainingJob request; script-mode ``sleeper.py`` when ``source`` is given."""
+    request = create_request(name, keep_alive=keep_alive or None)
     if source is not None:
         request["HyperParameters"] = {
             "sagemaker_program": '"sleeper.py"',
