@@ -1,11 +1,12 @@
-"""The ``sagemaker-plans-local`` command: ``run`` a script locally, ``serve`` over HTTP, ``clock``.
+"""The ``sagemaker-plans-local`` command: ``run`` a script locally, ``serve`` over HTTP, ``reset``, inspect.
 
 - ``run script.py [args]``: the script with every boto3 client answered in-process.
 - ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]``: the server
   (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
-- ``clock show|advance DURATION --endpoint-url URL``: a running server's clock.
 - ``reset [--root DIR | --endpoint-url URL] [--yes]``: empties the default backend's durable
   state (or the root given), or resets a running server.
+- ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``: read (or move
+  the clock of) a root, a server or the default backend (``server/inspect_cli.py``, docs/cli.md).
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from typing import Any
+
+from sagemaker_plans_local.server.inspect_cli import register
 
 CONTROL = "/_sagemaker_plans_local/"
 
@@ -55,15 +58,6 @@ def _parser() -> argparse.ArgumentParser:
         help="check SigV4 signatures: only requests signed with one of these keys are answered (repeatable)",
     )
     serve.set_defaults(action=_serve)
-    clock = commands.add_parser("clock", help="show or advance a running server's clock")
-    clock.add_argument("clock_command", choices=("show", "advance"))
-    clock.add_argument("duration", nargs="?", help="how far to advance: 900, 90s, 30m, 2h, 3d")
-    clock.add_argument(
-        "--endpoint-url",
-        default=os.environ.get("AWS_ENDPOINT_URL"),
-        help="the server (default: $AWS_ENDPOINT_URL)",
-    )
-    clock.set_defaults(action=_clock, parser=clock)
     reset = commands.add_parser(
         "reset", help="empty the default backend's durable state (or a root's, or a running server's)"
     )
@@ -72,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     target.add_argument("--endpoint-url", help="reset this running server instead")
     reset.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     reset.set_defaults(action=_reset)
+    register(commands)
     return parser
 
 
@@ -120,31 +115,6 @@ def _serve(options: argparse.Namespace) -> int:
         pass
     finally:
         server.stop()
-    return 0
-
-
-def _clock(options: argparse.Namespace) -> int:
-    from sagemaker_plans_local.server.durations import parse_duration
-
-    parser: argparse.ArgumentParser = options.parser
-    if not options.endpoint_url:
-        parser.error("give --endpoint-url (or set AWS_ENDPOINT_URL)")
-    url = options.endpoint_url.rstrip("/") + CONTROL + "clock"
-    if options.clock_command == "show":
-        request = urllib.request.Request(url)
-    else:
-        if options.duration is None:
-            parser.error("clock advance takes a DURATION (900, 90s, 30m, 2h, 3d)")
-        try:
-            seconds = parse_duration(options.duration)
-        except ValueError as error:
-            parser.error(str(error))
-        body = json.dumps({"advance_seconds": seconds}).encode()
-        request = urllib.request.Request(url, body, {"Content-Type": "application/json"}, method="POST")
-    document = _control(request)
-    if document is None:
-        return 1
-    print(document["now"])
     return 0
 
 
