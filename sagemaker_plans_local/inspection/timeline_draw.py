@@ -1,0 +1,223 @@
+"""Drawing a :class:`~sagemaker_plans_local.inspection.timeline_model.Picture` on matplotlib axes.
+
+Imported only by :mod:`~sagemaker_plans_local.inspection.timeline` when a picture
+is asked for (matplotlib is an optional extra). Every artist carries a gid
+(``block:<plan>:<az>:<i>``, ``job:<name>:<phase>:<i>``, ``end:<name>``,
+``pool:<job>``, ``keepalive:<job>``, ``expiry:<job>``, ``chain:<a>-><b>``,
+``now``) and a label saying what it is, so tests and SVG readers find them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+from matplotlib import dates
+from matplotlib.axes import Axes
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from sagemaker_plans_local.inspection.timeline_model import PHASES, Block, JobRow, Picture
+
+HEIGHT = 0.6  # of a bar, in rows
+COLOURS = {
+    "block": "#d6e6f5",
+    "pending": "#c8c8c8",
+    "starting": "#f2c14e",
+    "training": "#3f9b5a",
+    "interrupted": "#d1495b",
+    "resumed": "#8e6cc7",
+    "pool": "#7cc3e8",
+}
+HATCHES = {"interrupted": "//", "pool": ".."}
+OUTCOMES = {"Completed": ("o", "#1e5e33"), "Failed": ("X", "#a4161a"), "Stopped": ("s", "#555555")}
+TEXT_SHARE = 0.045  # a bar gets its text inside when at least this share of the axis wide
+
+
+def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:
+    """Draw ``picture`` on ``ax``: block rows, then job rows (in creation order), on one UTC time axis."""
+    low, high = _limits(picture)
+    span = high - low
+    row = 0
+    labels: list[str] = []
+    for plan, zone, blocks in picture.blocks:
+        for block in blocks:
+            _block(ax, row, block, span)
+        labels.append(f"plan {plan}\n{zone}")
+        row += 1
+    rows = {}
+    for job in picture.jobs:
+        rows[job.name] = row
+        _job(ax, row, job, span)
+        labels.append(_job_title(job))
+        row += 1
+    for chain in picture.chains:
+        _arrow(
+            ax, rows[chain.source], rows[chain.target], chain.handed, f"chain:{chain.source}->{chain.target}"
+        )
+    now = ax.axvline(dates.date2num(picture.now), color="#c0392b", linewidth=1.5, linestyle="-", zorder=5)
+    now.set_gid("now")
+    now.set_label(f"now {picture.now:%Y-%m-%d %H:%M:%S} UTC")
+    ax.annotate(
+        "now",
+        (dates.date2num(picture.now), 1),
+        xycoords=("data", "axes fraction"),
+        color="#c0392b",
+        fontsize=9,
+        ha="center",
+        va="bottom",
+    )
+    _axes(ax, labels, low, high, title)
+
+
+def rows(picture: Picture) -> int:
+    """How many rows ``picture`` takes."""
+    return len(picture.blocks) + len(picture.jobs)
+
+
+def _limits(picture: Picture) -> tuple[float, float]:
+    moments = list(picture.moments())
+    first, last = min(moments), max(moments)
+    pad = max((last - first) * 0.03, timedelta(minutes=1))
+    return float(dates.date2num(first - pad)), float(dates.date2num(last + pad))
+
+
+def _bar(ax: Axes, row: int, start: datetime, end: datetime, gid: str, label: str, colour: str) -> Rectangle:
+    left = float(dates.date2num(start))
+    bar = Rectangle(
+        (left, row - HEIGHT / 2),
+        float(dates.date2num(end)) - left,
+        HEIGHT,
+        facecolor=COLOURS.get(colour, colour),
+        edgecolor="#333333",
+        linewidth=0.6,
+        hatch=HATCHES.get(colour),
+        gid=gid,
+        label=label,
+    )
+    ax.add_patch(bar)
+    return bar
+
+
+def _inside(ax: Axes, bar: Rectangle, text: str, span: float, colour: str = "black") -> None:
+    if bar.get_width() >= TEXT_SHARE * span:
+        ax.text(
+            bar.get_x() + bar.get_width() / 2,
+            bar.get_y() + HEIGHT / 2,
+            text,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color=colour,
+            clip_on=True,
+            zorder=4,
+        )
+
+
+def _block(ax: Axes, row: int, block: Block, span: float) -> None:
+    counts = f"{block.instance_count} × {block.instance_type}"
+    gid = f"block:{block.plan}:{block.zone}:{block.index}"
+    label = f"{block.plan} block {block.index}: {counts} in {block.zone} ({block.status})"
+    bar = _bar(ax, row, block.start, block.end, gid, label, "block")
+    _inside(ax, bar, f"{counts}\n{block.status}", span)
+
+
+def _job(ax: Axes, row: int, job: JobRow, span: float) -> None:
+    for index, phase in enumerate(job.spans):
+        gid = f"job:{job.name}:{phase.kind}:{index}"
+        label = f"{job.name}: {phase.kind} ({phase.status}) {phase.start:%m-%d %H:%M:%S}–{phase.end:%H:%M:%S}"
+        bar = _bar(ax, row, phase.start, phase.end, gid, label, phase.kind)
+        _inside(ax, bar, phase.kind, span, "white" if phase.kind in ("training", "interrupted") else "black")
+    if job.outcome and job.ended:
+        marker, colour = OUTCOMES.get(job.outcome, ("D", "#555555"))
+        (end,) = ax.plot(
+            [dates.date2num(job.ended)], [row], marker=marker, color=colour, markersize=7, zorder=4
+        )
+        end.set_gid(f"end:{job.name}")
+        end.set_label(f"{job.name}: {job.outcome} {job.ended:%m-%d %H:%M:%S}")
+    if job.pool:
+        _pool(ax, row, job, span)
+
+
+def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
+    pool = job.pool
+    assert pool is not None
+    held = int((pool.end - pool.start).total_seconds())
+    label = f"{pool.job}: warm pool {pool.status}, kept {held} s"
+    bar = _bar(ax, row, pool.start, pool.end, f"pool:{pool.job}", label, "pool")
+    _inside(ax, bar, f"pool {pool.status}", span)
+    left = float(dates.date2num(pool.start))
+    window = Rectangle(
+        (left, row - HEIGHT / 2 - 0.08),
+        float(dates.date2num(pool.expiry)) - left,
+        HEIGHT + 0.16,
+        fill=False,
+        edgecolor="#1f6fa8",
+        linestyle="--",
+        linewidth=1,
+        gid=f"keepalive:{pool.job}",
+        label=f"{pool.job}: keep-alive {int((pool.expiry - pool.start).total_seconds())} s",
+    )
+    ax.add_patch(window)
+    expired = pool.status == "Terminated" and pool.end >= pool.expiry
+    (expiry,) = ax.plot([dates.date2num(pool.expiry)], [row], marker="|", markersize=16, color="#1f6fa8")
+    expiry.set_gid(f"expiry:{pool.job}")
+    verb = "expired" if expired else "would expire" if pool.status != "Available" else "expires"
+    expiry.set_label(f"{pool.job}: keep-alive {verb} {pool.expiry:%m-%d %H:%M:%S}")
+
+
+def _arrow(ax: Axes, source: int, target: int, at: datetime, gid: str) -> None:
+    x = float(dates.date2num(at))
+    arrow = ax.annotate(
+        "",
+        xy=(x, target - HEIGHT / 2),
+        xytext=(x, source + HEIGHT / 2),
+        arrowprops={
+            "arrowstyle": "-|>",
+            "color": "#1f6fa8",
+            "linewidth": 1.5,
+            "connectionstyle": "arc3,rad=0.3",
+            "mutation_scale": 18,
+        },
+        zorder=6,
+    )
+    arrow.set_gid(gid)
+    arrow.set_label(gid.removeprefix("chain:").replace("->", " reused the pool of ", 1))
+
+
+def _job_title(job: JobRow) -> str:
+    where = f" · plan {job.plan}" if job.plan else ""
+    return f"{job.name}\n{job.instance_count} × {job.instance_type}{where}"
+
+
+def _axes(ax: Axes, labels: list[str], low: float, high: float, title: str | None) -> None:
+    ax.set_xlim(low, high)
+    ax.set_ylim(len(labels) - 0.4, -0.8)
+    ax.set_yticks(range(len(labels)), labels, fontsize=9)
+    locator = dates.AutoDateLocator(tz=timezone.utc, maxticks=10)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator, tz=timezone.utc))
+    ax.set_xlabel("time (UTC)", fontsize=9)
+    ax.grid(axis="x", color="#e6e6e6", zorder=0)
+    ax.set_axisbelow(True)
+    if title:
+        ax.set_title(title, fontsize=11, loc="left")
+
+
+def legend_handles() -> list[Patch | Line2D]:
+    """The legend's entries: what each colour, outline and marker means."""
+    handles: list[Patch | Line2D] = [
+        Patch(facecolor=COLOURS[kind], edgecolor="#333333", hatch=HATCHES.get(kind), label=kind)
+        for kind in ("block", *PHASES, "pool")
+    ]
+    handles[0].set_label("reserved block")
+    handles[-1].set_label("warm pool kept")
+    handles.append(Patch(fill=False, edgecolor="#1f6fa8", linestyle="--", label="keep-alive window"))
+    handles.extend(
+        Line2D([], [], marker=marker, color=colour, linestyle="", label=outcome.lower())
+        for outcome, (marker, colour) in OUTCOMES.items()
+    )
+    handles.append(
+        Line2D([], [], color="#1f6fa8", marker=r"$\rightarrow$", linestyle="", label="pool reused by")
+    )
+    handles.append(Line2D([], [], color="#c0392b", label="now"))
+    return handles
