@@ -282,3 +282,18 @@ def test_totals_are_the_sum_of_items_and_the_apis_seconds(runtimes, keep_alive, 
     reused = [job for job in taken.jobs if (job.get("WarmPoolStatus") or {}).get("ReusedByJob")]
     assert len(report.savings.warm_starts) == len(reused)
     assert report.savings.seconds == 170 * len(reused)
+
+
+def test_a_warm_pool_on_a_plan_costs_nothing_beyond_the_plan(sm, backend):
+    own_inventory(backend, (P5, 2, "us-east-1a", 2, 4))
+    arn, _ = buy(sm, backend, "plan", count=1, hours=48)
+    sm.create_training_job(**plan_job("kept", arn, keep_alive=600))
+    advance_to(backend, day(3))
+    taken = snapshot(backend)
+    report = cost_report(taken, TrainingPrices.default())
+    assert taken.job("kept")["WarmPoolStatus"]["ResourceRetainedBillableTimeInSeconds"] == 600
+    assert [(i.kind, i.seconds, i.amount) for i in report.items if i.kind != "training-plan"] == [
+        ("training", 600, Decimal("0.00")),
+        ("warm-pool", 600, Decimal("0.00")),
+    ]
+    assert report.total == Decimal(taken.plans[0]["UpfrontFee"])
