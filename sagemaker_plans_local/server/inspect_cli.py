@@ -117,7 +117,7 @@ def _arguments(options: argparse.Namespace) -> argparse.Namespace:
                 raise ValueError("clock advance takes a DURATION (900, 90s, 30m, 2h, 3d)")
             options.seconds = parse_duration(options.duration)
         if hasattr(options, "duration") and getattr(options, "clock_command", None) is None:
-            options.hours = None if options.duration is None else _hours(options.duration)
+            options.hours = None if options.duration is None else parse_hours(options.duration)
         for name in ("start_after", "end_before"):
             if getattr(options, name, None) is not None:
                 setattr(options, name, _time(getattr(options, name)))
@@ -126,7 +126,7 @@ def _arguments(options: argparse.Namespace) -> argparse.Namespace:
     return options
 
 
-def _hours(text: str) -> int:
+def parse_hours(text: str) -> int:
     """``--duration``: a bare number is hours, else a duration; AWS takes whole hours."""
     seconds = float(text) * 3600 if text.strip().replace(".", "", 1).isdigit() else parse_duration(text)
     if seconds <= 0 or seconds % 3600:
