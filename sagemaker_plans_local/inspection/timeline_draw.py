@@ -16,7 +16,7 @@ from matplotlib.axes import Axes
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from sagemaker_plans_local.inspection.timeline_model import PHASES, Block, JobRow, Picture
+from sagemaker_plans_local.inspection.timeline_model import PHASES, Block, Chain, JobRow, Picture
 
 HEIGHT = 0.6  # of a bar, in rows
 COLOURS = {
@@ -51,9 +51,7 @@ def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:
         labels.append(_job_title(job))
         row += 1
     for chain in picture.chains:
-        _arrow(
-            ax, rows[chain.source], rows[chain.target], chain.handed, f"chain:{chain.source}->{chain.target}"
-        )
+        _arrow(ax, rows[chain.source], rows[chain.target], chain)
     now = ax.axvline(dates.date2num(picture.now), color="#c0392b", linewidth=1.5, linestyle="-", zorder=5)
     now.set_gid("now")
     now.set_label(f"now {picture.now:%Y-%m-%d %H:%M:%S} UTC")
@@ -165,8 +163,9 @@ def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
     expiry.set_label(f"{pool.job}: keep-alive {verb} {pool.expiry:%m-%d %H:%M:%S}")
 
 
-def _arrow(ax: Axes, source: int, target: int, at: datetime, gid: str) -> None:
-    x = float(dates.date2num(at))
+def _arrow(ax: Axes, source: int, target: int, chain: Chain) -> None:
+    gid = f"chain:{chain.source}->{chain.target}"
+    x = float(dates.date2num(chain.handed))
     arrow = ax.annotate(
         "",
         xy=(x, target - HEIGHT / 2),
@@ -181,7 +180,9 @@ def _arrow(ax: Axes, source: int, target: int, at: datetime, gid: str) -> None:
         zorder=6,
     )
     arrow.set_gid(gid)
-    arrow.set_label(gid.removeprefix("chain:").replace("->", " reused the pool of ", 1))
+    if arrow.arrow_patch is not None:  # what an SVG shows of an annotation without text
+        arrow.arrow_patch.set_gid(gid)
+    arrow.set_label(f"{chain.target} reused the pool of {chain.source}")
 
 
 def _job_title(job: JobRow) -> str:
