@@ -15,6 +15,7 @@ from sagemaker_plans_local.inspection.snapshot import Snapshot
 from tests.api.test_jobs_on_plans import plan_job
 from tests.conftest import create_request
 from tests.plan_helpers import advance_to, buy, day, own_inventory
+from tests.server.clients import client
 
 G4DN = "ml.g4dn.xlarge"
 G4DN_HOURLY = Decimal("0.736")
@@ -32,9 +33,9 @@ def cents(hourly, count, seconds):
     return (Decimal(hourly) * count * seconds / 3600).quantize(Decimal("0.01"), ROUND_HALF_UP)
 
 
-def seed_flow(backend):
+def seed_flow(backend, sm=None):
     """examples/warm_pools.py: job 1 keeps a pool, job 2 reuses it, job 2's pool is kept, then ended."""
-    sm = backend.client()
+    sm = sm or backend.client()
     sm.create_training_job(**create_request("my-training-job-1"))
     backend.clock.advance(25 * 60)
     sm.create_training_job(**create_request("my-training-job-2"))
@@ -297,3 +298,16 @@ def test_a_warm_pool_on_a_plan_costs_nothing_beyond_the_plan(sm, backend):
         ("warm-pool", 600, Decimal("0.00")),
     ]
     assert report.total == Decimal(taken.plans[0]["UpfrontFee"])
+
+
+def test_a_server_gives_the_same_report_as_the_backend_in_process(sagemaker_server):
+    backend = sagemaker_server.backend()
+    advance_to(backend, SEED_START)
+    sm = client(sagemaker_server)
+    seed_flow(backend, sm)
+    over_http = cost_report(Snapshot.collect(sm, backend.clock.now()), TrainingPrices.default())
+    with LocalBackend(start_time=SEED_START) as in_process:
+        seed_flow(in_process)
+        local = cost_report(snapshot(in_process), TrainingPrices.default())
+    assert over_http.to_json() == local.to_json() and over_http.total == Decimal("0.95")
+    assert over_http.savings == local.savings
