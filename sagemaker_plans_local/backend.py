@@ -26,6 +26,9 @@ from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
     from sagemaker_plans_local.durable.state import Durable
+    from sagemaker_plans_local.inspection.cost import CostReport
+    from sagemaker_plans_local.inspection.prices import TrainingPrices
+    from sagemaker_plans_local.inspection.snapshot import Snapshot
     from sagemaker_plans_local.protocol.service import AwsService
     from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
     from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
@@ -237,6 +240,17 @@ class LocalBackend:
         deadline = self.clock.now() + limit
         while (due := self.clock.next_due()) is not None and due <= deadline:
             self.clock.advance(max(due - self.clock.now(), timedelta(0)))
+
+    def cost_report(self, prices: TrainingPrices | None = None) -> CostReport:
+        """What AWS would bill for everything this backend holds (``docs/cost-report.md``)."""
+        from sagemaker_plans_local.inspection.cost import cost_report
+
+        return cost_report(self._snapshot(), prices)
+
+    def _snapshot(self) -> Snapshot:
+        from sagemaker_plans_local.inspection.snapshot import Snapshot
+
+        return Snapshot.collect(self.client(), self.clock.now())
 
     def close(self) -> None:
         """Stop local runs, let the root go and remove it if the backend made it; idempotent."""
