@@ -27,20 +27,21 @@ LEGEND = 0.6  # inches, the legend below the panels
 
 
 def timeline(snapshot: Snapshot, title: str | None = None) -> "Figure":
-    """The picture of ``snapshot``: one row per plan and AZ (its blocks), one per job (phases, pool)."""
+    """The picture of ``snapshot``: one row per plan and AZ (its blocks), one per job (phases, pool).
+
+    In Jupyter the figure shows inline (it has ``_repr_png_``).
+    """
     return timelines([(title, snapshot)])
 
 
 def timelines(panels: Sequence[tuple[str | None, Snapshot]]) -> "Figure":
     """One figure of several snapshots, each ``(title, snapshot)`` a panel with its own time axis."""
     _require_matplotlib()
-    from matplotlib.figure import Figure
-
-    from sagemaker_plans_local.inspection.timeline_draw import draw, legend_handles, rows
+    from sagemaker_plans_local.inspection.timeline_draw import TimelineFigure, draw, legend_handles, rows
 
     pictures = [(title, picture(snapshot)) for title, snapshot in panels]
     heights = [PANEL + ROW * max(rows(each), 1) for _, each in pictures]
-    figure = Figure(figsize=(WIDTH, sum(heights) + LEGEND), layout="constrained")
+    figure = TimelineFigure(figsize=(WIDTH, sum(heights) + LEGEND), layout="constrained")
     axes = figure.subplots(len(pictures), 1, squeeze=False, height_ratios=heights)[:, 0]
     for ax, (title, each) in zip(axes, pictures):
         draw(ax, each, title)

@@ -9,10 +9,12 @@ is asked for (matplotlib is an optional extra). Every artist carries a gid
 
 from __future__ import annotations
 
+import io
 from datetime import datetime, timedelta, timezone
 
 from matplotlib import dates
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
@@ -31,6 +33,15 @@ COLOURS = {
 HATCHES = {"interrupted": "//", "pool": ".."}
 OUTCOMES = {"Completed": ("o", "#1e5e33"), "Failed": ("X", "#a4161a"), "Stopped": ("s", "#555555")}
 TEXT_SHARE = 0.045  # a bar gets its text inside when at least this share of the axis wide
+
+
+class TimelineFigure(Figure):
+    """A figure that shows itself inline in Jupyter (IPython's ``_repr_png_``), pyplot or not."""
+
+    def _repr_png_(self) -> bytes:
+        out = io.BytesIO()
+        self.savefig(out, format="png", dpi=90)
+        return out.getvalue()
 
 
 def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:

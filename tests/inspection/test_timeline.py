@@ -174,6 +174,19 @@ def test_save_writes_a_valid_file_of_each_format(seed_flow, tmp_path, suffix):
     assert all(word in words for word in (J1, J2, "warm pools", "pool Reused", "keep-alive window"))
 
 
+def test_the_figure_shows_inline_in_jupyter_and_leaves_pyplot_alone(seed_flow):
+    assert timeline(seed_flow)._repr_png_().startswith(b"\x89PNG\r\n\x1a\n")  # what IPython's display calls
+    probe = (
+        "import sys; from datetime import datetime, timezone; "
+        "from sagemaker_plans_local.inspection.snapshot import Snapshot; "
+        "from sagemaker_plans_local.inspection.timeline import timeline; "
+        "timeline(Snapshot(datetime.now(timezone.utc), (), ()))._repr_png_(); "
+        "print('matplotlib.pyplot' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "False"
+
+
 def test_save_refuses_an_unknown_format(seed_flow, tmp_path):
     with pytest.raises(ValueError, match=r"use one of \.png, \.svg, \.html"):
         save(timeline(seed_flow), tmp_path / "timeline.pdf")
