@@ -5,8 +5,9 @@
   (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
 - ``reset [--root DIR | --endpoint-url URL] [--yes]``: empties the default backend's durable
   state (or the root given), or resets a running server.
-- ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``: read (or move
-  the clock of) a root, a server or the default backend (``server/inspect_cli.py``, docs/cli.md).
+- ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``, ``cost``,
+  ``timeline --out FILE``: read (or move the clock of) a root, a server or the default backend
+  (``server/inspect_cli.py``, docs/cli.md).
 """
 
 from __future__ import annotations

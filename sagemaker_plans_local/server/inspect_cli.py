@@ -1,4 +1,5 @@
-"""The inspection commands: ``offerings``, ``plans``, ``jobs``, ``pools`` and ``clock`` (docs/cli.md).
+"""The inspection commands: ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock``, ``cost``, ``timeline``
+(docs/cli.md).
 
 Each reads (or, for ``clock advance``, moves) one target: ``--root DIR`` (a durable
 ``LocalBackend`` on it), ``--endpoint-url URL`` (a running server), else the server
@@ -19,6 +20,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from sagemaker_plans_local.inspection.snapshot import Snapshot
+from sagemaker_plans_local.server import inspect_report as report
 from sagemaker_plans_local.server import inspect_views as views
 from sagemaker_plans_local.server.durations import parse_duration
 from sagemaker_plans_local.server.inspect_target import RootTarget, ServerTarget, TargetError, open_target
@@ -42,6 +44,14 @@ def register(commands: Any) -> None:
     clock.add_argument("clock_command", choices=("show", "advance"))
     clock.add_argument("duration", nargs="?", help="how far to advance: 900, 90s, 30m, 2h, 3d")
     _set(clock, _clock)
+    cost = commands.add_parser("cost", parents=[target], help="what AWS would bill for everything held")
+    report.cost_options(cost)
+    _set(cost, report.cost)
+    timeline = commands.add_parser(
+        "timeline", parents=[target], help="draw plans, jobs and pools on one time axis"
+    )
+    report.timeline_options(timeline)
+    _set(timeline, report.timeline)
 
 
 def _target_options() -> argparse.ArgumentParser:
@@ -112,6 +122,7 @@ def _arguments(options: argparse.Namespace) -> argparse.Namespace:
     """``options`` checked, durations and times parsed (a bad one exits 2 with the parser's message)."""
     parser: argparse.ArgumentParser = options.parser
     try:
+        report.check_out(options)
         if getattr(options, "clock_command", None) == "advance":
             if options.duration is None:
                 raise ValueError("clock advance takes a DURATION (900, 90s, 30m, 2h, 3d)")

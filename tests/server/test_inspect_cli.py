@@ -1,4 +1,4 @@
-"""The inspection commands (offerings, plans, jobs, pools, clock) on a durable root, on a server and
+"""The inspection commands (offerings, plans, jobs, pools, clock, cost, timeline) on a durable root, on a server and
 on the default backend: ``--json`` against the API's own answers, tables with the key values, and
 bad arguments refused with exit status 2."""
 
@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from sagemaker_plans_local.__main__ import main
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.inspection.cost import cost_report
+from sagemaker_plans_local.inspection.snapshot import Snapshot
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE, default_backend_root
 from sagemaker_plans_local.server.inspect_cli import parse_hours
@@ -202,6 +204,54 @@ def test_clock_advance_shows_progress_on_a_terminal_only(place, capsys, monkeypa
     assert place.sm.describe_training_plan(TrainingPlanName="big-plan")["Status"] in ("Active", "Expired")
 
 
+def test_cost_json_is_the_cost_report_of_the_apis_answers(place, capsys):
+    document = as_json(capsys, "cost", *place.arguments)
+    assert document == cost_report(Snapshot.collect(place.sm, END)).to_json()
+    fee = place.sm.describe_training_plan(TrainingPlanName="big-plan")["UpfrontFee"]
+    assert {"kind": "training-plan", "amount": fee} in [
+        {k: i[k] for k in ("kind", "amount")} for i in document["items"]
+    ]
+    pools = [
+        (i["resource"].rpartition("/")[2], i["seconds"])
+        for i in document["items"]
+        if i["kind"] == "warm-pool"
+    ]
+    assert pools == [("train", 120)]  # train's pool, kept since 00:23:10, billed so far
+    status, out, _ = run(capsys, "cost", *place.arguments)
+    assert (
+        status == 0
+        and f"total: {document['total']} USD" in out
+        and fee in out
+        and "warm pools saved 170 s" in out
+    )
+
+
+def test_cost_takes_a_price_file(place, capsys, tmp_path):
+    prices = tmp_path / "prices.json"
+    prices.write_text(json.dumps({"per_instance_hour": {"ml.g4dn.xlarge": "36.00"}}))
+    items = as_json(capsys, "cost", "--prices", str(prices), *place.arguments)["items"]
+    trained = {i["resource"].rpartition("/")[2]: i["amount"] for i in items if i["kind"] == "training"}
+    assert trained == {
+        "prep": "6.00",
+        "train": "6.00",
+        "on-plan": "0.00",
+    }  # 600 s at 36 an hour; the plan's job: 0
+    prices.write_text("{}")
+    status, out, err = run(capsys, "cost", "--prices", str(prices), *place.arguments)
+    assert (status, out) == (1, "") and "per_instance_hour" in err
+
+
+@pytest.mark.parametrize("suffix", [".svg", ".html", ".png"])
+def test_timeline_draws_the_picture(place, capsys, tmp_path, suffix):
+    out = tmp_path / f"picture{suffix}"
+    status, printed, err = run(capsys, "timeline", "--out", str(out), *place.arguments)
+    assert (status, err) == (0, "") and printed == f"wrote {out} (3 jobs, 1 plans, at {END.isoformat()})\n"
+    if suffix == ".png":
+        assert out.read_bytes().startswith(b"\x89PNG")
+    else:
+        assert all(name in out.read_text() for name in ("<svg", "big-plan", "prep", "train", "on-plan"))
+
+
 def test_advance_steps_stop_at_each_change_on_a_root(tmp_path):
     with LocalBackend(start_time=FIXTURE_START, root=tmp_path / "root") as backend:
         make_state(backend.client(), backend.clock.advance)
@@ -251,6 +301,8 @@ def test_the_endpoint_variable_names_a_server(sagemaker_server, capsys, monkeypa
         ["offerings", "--start-after", "tomorrow"],
         ["offerings", "--instance-count", "two"],
         ["pools", "--colour"],
+        ["timeline", "--out", "picture.pdf"],
+        ["timeline"],
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(arguments, tmp_path, capsys):
