@@ -154,6 +154,9 @@ def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
     label = f"{pool.job}: warm pool {pool.status}, kept {held} s"
     bar = _bar(ax, row, pool.start, pool.end, f"pool:{pool.job}", label, "pool")
     _inside(ax, bar, f"pool {pool.status}", span)
+    if pool.expiry is None:  # ended before its keep-alive ran out
+        bar.set_label(f"{label}, ended before its keep-alive")
+        return
     left = float(dates.date2num(pool.start))
     window = Rectangle(
         (left, row - HEIGHT / 2 - 0.08),
@@ -167,10 +170,9 @@ def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
         label=f"{pool.job}: keep-alive {int((pool.expiry - pool.start).total_seconds())} s",
     )
     ax.add_patch(window)
-    expired = pool.status == "Terminated" and pool.end >= pool.expiry
     (expiry,) = ax.plot([dates.date2num(pool.expiry)], [row], marker="|", markersize=16, color="#1f6fa8")
     expiry.set_gid(f"expiry:{pool.job}")
-    verb = "expired" if expired else "would expire" if pool.status != "Available" else "expires"
+    verb = {"Available": "expires", "Reused": "would have expired"}.get(pool.status, "expired")
     expiry.set_label(f"{pool.job}: keep-alive {verb} {pool.expiry:%m-%d %H:%M:%S}")
 
 

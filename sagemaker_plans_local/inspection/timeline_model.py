@@ -36,13 +36,17 @@ class Span:
 
 @attrs.frozen
 class Pool:
-    """A job's kept warm pool: held from ``start`` to ``end``; its keep-alive runs to ``expiry``."""
+    """A job's kept warm pool: held from ``start`` to ``end``; its keep-alive runs to ``expiry``.
+
+    ``expiry`` is None when the pool ended before its (current) keep-alive
+    would have run out: the keep-alive was lowered or set to 0 after the job.
+    """
 
     job: str
     status: str
     start: datetime
     end: datetime
-    expiry: datetime
+    expiry: datetime | None
     reused_by: str | None
 
 
@@ -101,7 +105,7 @@ class Picture:
         for job in self.jobs:
             yield from (moment for span in job.spans for moment in (span.start, span.end))
             if job.pool:
-                yield from (job.pool.start, job.pool.end, job.pool.expiry)
+                yield from (job.pool.start, job.pool.end, job.pool.expiry or job.pool.end)
 
 
 def picture(snapshot: Snapshot) -> Picture:
@@ -201,14 +205,8 @@ def pool(job: dict[str, Any], now: datetime) -> Pool | None:
         return None  # terminated without being kept
     keep_alive = timedelta(seconds=job.get("ResourceConfig", {}).get("KeepAlivePeriodInSeconds", 0))
     held = now if status == "Available" else start + timedelta(seconds=retained)
-    return Pool(
-        job["TrainingJobName"],
-        status,
-        start,
-        held,
-        start + keep_alive,
-        job["WarmPoolStatus"].get("ReusedByJob"),
-    )
+    expiry = start + keep_alive if start + keep_alive >= held else None
+    return Pool(job["TrainingJobName"], status, start, held, expiry, job["WarmPoolStatus"].get("ReusedByJob"))
 
 
 def utc(moment: datetime) -> datetime:

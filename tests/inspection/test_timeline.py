@@ -21,6 +21,7 @@ from sagemaker_plans_local.inspection.snapshot import Snapshot
 from sagemaker_plans_local.inspection.timeline import save, timeline
 from sagemaker_plans_local.inspection.timeline_model import FINAL, phases
 from tests.api.test_jobs_on_plans import P5, plan_job
+from tests.conftest import create_request
 from tests.plan_helpers import advance_to, buy, day, own_inventory
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,7 +122,8 @@ def test_seed_flow_pools_keep_alive_windows_and_the_chain_arrow(seed_flow):
     assert one(figure, f"keepalive:{J2}").get_width() * 86400 == pytest.approx(3600)
     expiry = one(figure, f"expiry:{J2}")
     assert list(expiry.get_xdata()) == [x(second["TrainingEndTime"] + timedelta(seconds=3600))]
-    assert "expires" in expiry.get_label()
+    assert expiry.get_label().startswith(f"{J2}: keep-alive expires")
+    assert one(figure, f"expiry:{J1}").get_label().startswith(f"{J1}: keep-alive would have expired")
     assert list(one(figure, "now").get_xdata()) == [x(seed_flow.now)] * 2
     assert {"pool Reused", "pool Available", "now", "training"} <= set(texts(figure))
 
@@ -151,6 +153,39 @@ def test_two_block_plan_shows_the_blocks_and_the_interrupted_job_resuming(resume
             assert any(low <= bar.get_x() and bar.get_x() + bar.get_width() <= high for low, high in blocks)
     assert row_label(figure, interrupted.get_y() + 0.3) == "long\n2 × ml.p5.48xlarge · plan plan"
     assert list(one(figure, "end:long").get_xdata()) == [x(job["TrainingEndTime"])]
+
+
+def test_pools_that_expire_or_end_early_and_jobs_that_fail_stop_or_still_run(sm, backend):
+    sm.create_training_job(**create_request("expires", keep_alive=600))
+    backend.script_job("fails", outcome="AlgorithmError")  # a failed job's pool is kept too
+    failing = create_request("fails", keep_alive=1800)
+    failing["ResourceConfig"]["InstanceType"] = "ml.m5.xlarge"
+    sm.create_training_job(**failing)
+    sm.create_training_job(**create_request("stopped", keep_alive=None))
+    backend.clock.advance(300)
+    sm.stop_training_job(TrainingJobName="stopped")
+    backend.clock.advance(1200)
+    sm.update_training_job(TrainingJobName="fails", ResourceConfig={"KeepAlivePeriodInSeconds": 0})
+    sm.create_training_job(**create_request("running", keep_alive=None))
+    backend.clock.advance(600)
+    snapshot = Snapshot.collect(sm, backend.clock.now())
+    figure = timeline(snapshot)
+    outcomes = {
+        name: one(figure, f"end:{name}").get_label().split()[1] for name in ("expires", "fails", "stopped")
+    }
+    assert outcomes == {"expires": "Completed", "fails": "Failed", "stopped": "Stopped"}
+    expires = snapshot.job("expires")
+    assert one(figure, "expiry:expires").get_label().startswith("expires: keep-alive expired")
+    assert list(one(figure, "expiry:expires").get_xdata()) == [
+        x(expires["TrainingEndTime"] + timedelta(seconds=600))
+    ]
+    ended = one(figure, "pool:fails")  # kept 12 minutes, then ended by the keep-alive of 0
+    assert ended.get_width() * 86400 == pytest.approx(720, abs=0.01)
+    assert ended.get_label().endswith("ended before its keep-alive")
+    assert artists(figure, "keepalive:fails") == [] and artists(figure, "expiry:fails") == []
+    assert artists(figure, "pool:stopped") == artists(figure, "end:running") == []
+    (*_, last) = artists(figure, "job:running:")
+    assert last.get_x() + last.get_width() == x(snapshot.now)  # still training: up to now
 
 
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".html"])
