@@ -175,7 +175,7 @@ def _offerings(target: RootTarget | ServerTarget, options: argparse.Namespace, c
             for offering in records
             for block in offering["blocks"]
         ]
-        views.table(console, f"{len(records)} training plan offerings", OFFERING_COLUMNS, rows)
+        views.table(console, views.count(records, "training plan offering"), OFFERING_COLUMNS, rows)
     return {"offerings": records}
 
 
@@ -184,7 +184,10 @@ def _plans(target: RootTarget | ServerTarget, options: argparse.Namespace, conso
     records = [views.plan_record(plan) for plan in Snapshot.collect(target.sagemaker(), now).plans]
     if not options.json:
         views.table(
-            console, f"{len(records)} training plans at {views.when(views.iso(now))}", PLAN_COLUMNS, records
+            console,
+            f"{views.count(records, 'training plan')} at {views.when(views.iso(now))}",
+            PLAN_COLUMNS,
+            records,
         )
         blocks = [{**block, "plan": plan["name"]} for plan in records for block in plan["blocks"]]
         if blocks:
@@ -197,7 +200,10 @@ def _jobs(target: RootTarget | ServerTarget, options: argparse.Namespace, consol
     records = [views.job_record(job) for job in Snapshot.collect(target.sagemaker(), now).jobs]
     if not options.json:
         views.table(
-            console, f"{len(records)} training jobs at {views.when(views.iso(now))}", JOB_COLUMNS, records
+            console,
+            f"{views.count(records, 'training job')} at {views.when(views.iso(now))}",
+            JOB_COLUMNS,
+            records,
         )
     return {"now": views.iso(now), "jobs": records}
 
@@ -216,7 +222,10 @@ def _pools(target: RootTarget | ServerTarget, options: argparse.Namespace, conso
             else POOL_COLUMNS[:-1] + [("cache", "*", lambda _: "n/a")]
         )
         views.table(
-            console, f"{len(records)} warm-pool chains at {views.when(views.iso(now))}", columns, records
+            console,
+            f"{views.count(records, 'warm-pool chain')} at {views.when(views.iso(now))}",
+            columns,
+            records,
         )
     return {"now": views.iso(now), "cache_sizes_known": target.cache_sizes_known, "pools": records}
 

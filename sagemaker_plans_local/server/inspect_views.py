@@ -154,6 +154,11 @@ def text(value: Any) -> str:
     return str(value)
 
 
+def count(things: Sequence[Any], noun: str) -> str:
+    """``3 jobs``, ``1 job``."""
+    return f"{len(things)} {noun}{'' if len(things) == 1 else 's'}"
+
+
 def when(value: str | None) -> str:
     """An ISO time as ``YYYY-MM-DD HH:MM:SS`` (UTC)."""
     return "-" if value is None else datetime.fromisoformat(value).strftime("%Y-%m-%d %H:%M:%S")
