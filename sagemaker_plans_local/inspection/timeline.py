@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from sagemaker_plans_local.inspection.snapshot import Snapshot
-from sagemaker_plans_local.inspection.timeline_model import picture
+from sagemaker_plans_local.inspection.timeline_model import MAX_JOBS, picture
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -26,20 +26,21 @@ PANEL = 1.4  # inches per panel beside its rows: title, time axis
 LEGEND = 0.6  # inches, the legend below the panels
 
 
-def timeline(snapshot: Snapshot, title: str | None = None) -> "Figure":
+def timeline(snapshot: Snapshot, title: str | None = None, max_jobs: int = MAX_JOBS) -> "Figure":
     """The picture of ``snapshot``: one row per plan and AZ (its blocks), one per job (phases, pool).
 
-    In Jupyter the figure shows inline (it has ``_repr_png_``).
+    Only the latest ``max_jobs`` jobs get a row (a note says how many were
+    left out). In Jupyter the figure shows inline (it has ``_repr_png_``).
     """
-    return timelines([(title, snapshot)])
+    return timelines([(title, snapshot)], max_jobs)
 
 
-def timelines(panels: Sequence[tuple[str | None, Snapshot]]) -> "Figure":
+def timelines(panels: Sequence[tuple[str | None, Snapshot]], max_jobs: int = MAX_JOBS) -> "Figure":
     """One figure of several snapshots, each ``(title, snapshot)`` a panel with its own time axis."""
     _require_matplotlib()
     from sagemaker_plans_local.inspection.timeline_draw import TimelineFigure, draw, legend_handles, rows
 
-    pictures = [(title, picture(snapshot)) for title, snapshot in panels]
+    pictures = [(title, picture(snapshot, max_jobs)) for title, snapshot in panels]
     heights = [PANEL + ROW * max(rows(each), 1) for _, each in pictures]
     figure = TimelineFigure(figsize=(WIDTH, sum(heights) + LEGEND), layout="constrained")
     axes = figure.subplots(len(pictures), 1, squeeze=False, height_ratios=heights)[:, 0]

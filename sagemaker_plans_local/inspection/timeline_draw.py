@@ -63,19 +63,29 @@ def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:
         row += 1
     for chain in picture.chains:
         _arrow(ax, rows[chain.source], rows[chain.target], chain)
-    now = ax.axvline(dates.date2num(picture.now), color="#c0392b", linewidth=1.5, linestyle="-", zorder=5)
-    now.set_gid("now")
-    now.set_label(f"now {picture.now:%Y-%m-%d %H:%M:%S} UTC")
+    _now(ax, picture.now, low, high)
+    _axes(ax, labels, low, high, title)
+    if picture.hidden:
+        note = f"{picture.hidden} earlier job{'s' if picture.hidden > 1 else ''} not drawn"
+        ax.set_title(note, loc="right", fontsize=9, gid="hidden")
+
+
+def _now(ax: Axes, now: datetime, low: float, high: float) -> None:
+    x = float(dates.date2num(now))
+    line = ax.axvline(x, color="#c0392b", linewidth=1.5, zorder=5, gid="now")
+    line.set_label(f"now {now:%Y-%m-%d %H:%M:%S} UTC")
+    right = (x - low) / (high - low) > 0.5  # the text on the side with room
     ax.annotate(
         "now",
-        (dates.date2num(picture.now), 1),
+        (x, 1),
         xycoords=("data", "axes fraction"),
+        xytext=(-4 if right else 4, -4),
+        textcoords="offset points",
         color="#c0392b",
         fontsize=9,
-        ha="center",
-        va="bottom",
+        ha="right" if right else "left",
+        va="top",
     )
-    _axes(ax, labels, low, high, title)
 
 
 def rows(picture: Picture) -> int:
@@ -108,7 +118,10 @@ def _bar(ax: Axes, row: int, start: datetime, end: datetime, gid: str, label: st
 
 
 def _inside(ax: Axes, bar: Rectangle, text: str, span: float, colour: str = "black") -> None:
+    """``text`` centred in ``bar`` if it is wide enough (on a pale box over a hatch)."""
     if bar.get_width() >= TEXT_SHARE * span:
+        box = {"facecolor": "white", "alpha": 0.8, "edgecolor": "none", "pad": 1} if bar.get_hatch() else None
+        colour = "black" if box else colour
         ax.text(
             bar.get_x() + bar.get_width() / 2,
             bar.get_y() + HEIGHT / 2,
@@ -119,6 +132,7 @@ def _inside(ax: Axes, bar: Rectangle, text: str, span: float, colour: str = "bla
             color=colour,
             clip_on=True,
             zorder=4,
+            bbox=box,
         )
 
 

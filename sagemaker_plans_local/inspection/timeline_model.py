@@ -21,6 +21,8 @@ from sagemaker_plans_local.inspection.snapshot import Snapshot
 PHASES = ("pending", "starting", "training", "interrupted", "resumed")
 #: Secondary statuses that end a job (drawn as a marker, not a bar).
 FINAL = ("Completed", "Failed", "Stopped", "MaxRuntimeExceeded", "MaxWaitTimeExceeded", "Interrupted")
+#: Job rows drawn at most (the latest by creation): a picture stays readable and within Agg's size.
+MAX_JOBS = 60
 _STARTING = ("Starting", "LaunchingMLInstances", "PreparingTrainingStack", "DownloadingTrainingImage")
 
 
@@ -89,12 +91,16 @@ class Chain:
 
 @attrs.frozen
 class Picture:
-    """The picture's content: block rows (by plan and AZ), job rows (by creation), chains, now."""
+    """The picture's content: block rows (by plan and AZ), job rows (by creation), chains, now.
+
+    ``hidden``: how many earlier jobs were left out (beyond the row limit).
+    """
 
     now: datetime
     blocks: tuple[tuple[str, str, tuple[Block, ...]], ...]
     jobs: tuple[JobRow, ...]
     chains: tuple[Chain, ...]
+    hidden: int = 0
 
     def moments(self) -> Iterable[datetime]:
         """Every time the picture shows (for its axis range)."""
@@ -108,17 +114,18 @@ class Picture:
                 yield from (job.pool.start, job.pool.end, job.pool.expiry or job.pool.end)
 
 
-def picture(snapshot: Snapshot) -> Picture:
-    """What :func:`~sagemaker_plans_local.inspection.timeline.timeline` draws for ``snapshot``."""
+def picture(snapshot: Snapshot, max_jobs: int = MAX_JOBS) -> Picture:
+    """What :func:`~sagemaker_plans_local.inspection.timeline.timeline` draws: the latest ``max_jobs`` jobs."""
     now = utc(snapshot.now)
-    jobs = tuple(job_row(job, now) for job in snapshot.jobs)
+    shown = snapshot.jobs[-max_jobs:] if max_jobs > 0 else ()
+    jobs = tuple(job_row(job, now) for job in shown)
     names = {job.name: job for job in jobs}
     chains = tuple(
         Chain(job.name, job.pool.reused_by, job.pool.end)
         for job in jobs
         if job.pool and job.pool.reused_by in names
     )
-    return Picture(now, block_rows(snapshot.plans), jobs, chains)
+    return Picture(now, block_rows(snapshot.plans), jobs, chains, len(snapshot.jobs) - len(jobs))
 
 
 def block_rows(plans: Iterable[dict[str, Any]]) -> tuple[tuple[str, str, tuple[Block, ...]], ...]:

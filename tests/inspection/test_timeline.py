@@ -188,6 +188,14 @@ def test_pools_that_expire_or_end_early_and_jobs_that_fail_stop_or_still_run(sm,
     assert last.get_x() + last.get_width() == x(snapshot.now)  # still training: up to now
 
 
+def test_only_the_latest_jobs_get_rows_and_a_note_says_how_many_are_left_out(seed_flow):
+    figure = timeline(seed_flow, max_jobs=1)
+    assert [label.get_text() for label in figure.axes[0].get_yticklabels()] == [f"{J2}\n1 × ml.g4dn.xlarge"]
+    assert artists(figure, f"job:{J1}") == artists(figure, "chain:") == []  # its pool's source is not drawn
+    assert one(figure, "hidden").get_text() == "1 earlier job not drawn"
+    assert artists(timeline(seed_flow), "hidden") == []
+
+
 @pytest.mark.parametrize("suffix", [".png", ".svg", ".html"])
 def test_save_writes_a_valid_file_of_each_format(seed_flow, tmp_path, suffix):
     path = save(timeline(seed_flow, title="warm pools"), tmp_path / f"timeline{suffix}")
