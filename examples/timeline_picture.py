@@ -7,7 +7,7 @@
    runs in the first block; a 3-hour job started two hours before the first
    block ends is interrupted at its cutoff and resumes in the second block.
 
-Usage: python examples/timeline_picture.py [OUT.png|OUT.svg|OUT.html] (default docs/timeline.png)
+Usage: python examples/timeline_picture.py [OUT.png|OUT.svg|OUT.html] (default: the repository's docs/timeline.png)
 """
 
 import runpy
@@ -77,7 +77,7 @@ def two_block_plan() -> Snapshot:
 
 
 def main(argv: list[str]) -> None:
-    out = Path(argv[1] if len(argv) > 1 else "docs/timeline.png")
+    out = Path(argv[1]) if len(argv) > 1 else HERE.parent / "docs" / "timeline.png"
     figure = timelines(
         [
             ("1. The seed's warm-pool flow: job 1's pool reused by job 2", warm_pool_flow()),
