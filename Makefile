@@ -66,6 +66,7 @@ DEMO_HOME := $(CURDIR)/.demo-home
 demo-v3: $(STAMP3)
 	$(PY3) examples/warm_pools.py
 	$(PY3) examples/training_plan.py
+	$(PY3) examples/timeline_picture.py
 	$(VENV3)/bin/sagemaker-plans-local reset --yes --root $(DEMO_HOME)/v3/default > /dev/null
 	SAGEMAKER_PLANS_LOCAL_HOME=$(DEMO_HOME)/v3 $(PY3) examples/v3_model_trainer.py
 

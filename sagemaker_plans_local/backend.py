@@ -25,6 +25,8 @@ from sagemaker_plans_local.transport.refusal import refuse_other_services
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
+    from matplotlib.figure import Figure
+
     from sagemaker_plans_local.durable.state import Durable
     from sagemaker_plans_local.inspection.cost import CostReport
     from sagemaker_plans_local.inspection.prices import TrainingPrices
@@ -246,6 +248,16 @@ class LocalBackend:
         from sagemaker_plans_local.inspection.cost import cost_report
 
         return cost_report(self._snapshot(), prices)
+
+    def timeline(self, title: str | None = None) -> Figure:
+        """The timeline picture of everything this backend holds (``docs/cli.md``, "timeline").
+
+        A matplotlib Figure (the ``timeline`` extra), shown inline in Jupyter; save it with
+        ``sagemaker_plans_local.inspection.timeline.save(figure, "out.png")`` (.png, .svg, .html).
+        """
+        from sagemaker_plans_local.inspection.timeline import timeline
+
+        return timeline(self._snapshot(), title)
 
     def _snapshot(self) -> Snapshot:
         from sagemaker_plans_local.inspection.snapshot import Snapshot
