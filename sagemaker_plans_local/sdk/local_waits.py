@@ -15,6 +15,7 @@ dot, so ``Training seconds:`` starts its own line.
 
 from __future__ import annotations
 
+import threading
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -25,14 +26,54 @@ if TYPE_CHECKING:
 
 #: Real seconds between log flushes while a job's process runs.
 LOG_FLUSH_SECONDS = 0.05
+#: Real seconds between updates of the progress line of a wait on a terminal.
+PROGRESS_SECONDS = 0.1
 
 
 def wait_for_job(session, backend: "Backend", job_name: str, helpers: ModuleType) -> dict:
-    """Like ``Session.wait_for_job``: block until the job ends; raise as the SDK does on failure."""
-    backend.wait_for_training_job(job_name, region=session.boto_region_name)
+    """Like ``Session.wait_for_job``: block until the job ends; raise as the SDK does on failure.
+
+    On an interactive terminal (stderr a TTY) a transient rich progress line on stderr shows the
+    job's status while it waits; otherwise the wait is silent, as the SDK's is.
+    """
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if console.is_terminal:
+        _wait_showing_progress(session, backend, job_name, console)
+    else:
+        backend.wait_for_training_job(job_name, region=session.boto_region_name)
     description = session.sagemaker_client.describe_training_job(TrainingJobName=job_name)
     helpers._check_job_status(job_name, description, "TrainingJobStatus")
     return description
+
+
+def _wait_showing_progress(session, backend: "Backend", job_name: str, console) -> None:
+    """The backend's own wait, while a thread shows the job's status and secondary status."""
+    from botocore.exceptions import BotoCoreError, ClientError
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    stopped = threading.Event()
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task(f"{job_name}: waiting")
+
+        def show() -> None:
+            while not stopped.wait(PROGRESS_SECONDS):
+                try:
+                    description = session.sagemaker_client.describe_training_job(TrainingJobName=job_name)
+                except (BotoCoreError, ClientError):  # the wait itself reports what went wrong
+                    return
+                status = f"{description['TrainingJobStatus']} ({description.get('SecondaryStatus')})"
+                progress.update(task, description=f"{job_name}: {status}")
+
+        watcher = threading.Thread(target=show, name=f"progress of {job_name}", daemon=True)
+        watcher.start()
+        try:
+            backend.wait_for_training_job(job_name, region=session.boto_region_name)
+        finally:
+            stopped.set()
+            watcher.join()
 
 
 def logs_for_job(session, backend: "Backend", job_name: str, helpers: ModuleType, wait: bool = False) -> dict:

@@ -328,3 +328,25 @@ def test_an_offering_duration_is_hours_or_a_duration(hours):
     assert parse_hours(str(hours)) == parse_hours(f"{hours}h") == parse_hours(f"{hours * 60}m") == hours
     if hours % 24 == 0:
         assert parse_hours(f"{hours // 24}d") == hours
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_an_sdk_wait_shows_progress_on_a_terminal_only(terminal, capsys, monkeypatch):
+    from types import SimpleNamespace
+
+    from sagemaker_plans_local.sdk import local_waits
+
+    if terminal:
+        monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stderr counts as a terminal
+    else:
+        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    with LocalBackend(start_time=FIXTURE_START) as backend:
+        sm = backend.client()
+        sm.create_training_job(**create_request("waited"))
+        session = SimpleNamespace(boto_region_name="us-east-1", sagemaker_client=sm)
+        checked = []
+        helpers = SimpleNamespace(_check_job_status=lambda *arguments: checked.append(arguments[0]))
+        description = local_waits.wait_for_job(session, backend, "waited", helpers)
+    assert description["TrainingJobStatus"] == "Completed" and checked == ["waited"]
+    out, err = capsys.readouterr()
+    assert out == "" and (("waited: waiting" in err) if terminal else err == "")
