@@ -15,6 +15,7 @@ dot, so ``Training seconds:`` starts its own line.
 
 from __future__ import annotations
 
+import sys
 import threading
 from types import ModuleType
 from typing import TYPE_CHECKING
@@ -36,11 +37,10 @@ def wait_for_job(session, backend: "Backend", job_name: str, helpers: ModuleType
     On an interactive terminal (stderr a TTY) a transient rich progress line on stderr shows the
     job's status while it waits; otherwise the wait is silent, as the SDK's is.
     """
-    from rich.console import Console
+    if sys.stderr.isatty():  # a TTY itself: not $FORCE_COLOR, which CI may set
+        from rich.console import Console
 
-    console = Console(stderr=True)
-    if console.is_terminal:
-        _wait_showing_progress(session, backend, job_name, console)
+        _wait_showing_progress(session, backend, job_name, Console(stderr=True, force_terminal=True))
     else:
         backend.wait_for_training_job(job_name, region=session.boto_region_name)
     description = session.sagemaker_client.describe_training_job(TrainingJobName=job_name)

@@ -241,10 +241,10 @@ def _clock(target: RootTarget | ServerTarget, options: argparse.Namespace, conso
 
 def _advance(target: RootTarget | ServerTarget, seconds: float) -> None:
     """Advance the clock; on an interactive terminal with a progress bar on stderr."""
-    progress_console = Console(stderr=True)
-    if not progress_console.is_terminal or not seconds:
+    if not sys.stderr.isatty() or not seconds:  # a TTY itself: not $FORCE_COLOR, which CI may set
         target.advance(seconds)
         return
+    progress_console = Console(stderr=True, force_terminal=True)
     columns = (TextColumn("advancing {task.description}"), BarColumn(), TextColumn("{task.fields[done]}"))
     with Progress(*columns, TimeElapsedColumn(), console=progress_console, transient=True) as progress:
         task = progress.add_task(views.seconds(seconds), total=seconds, done="")

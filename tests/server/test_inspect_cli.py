@@ -5,6 +5,7 @@ bad arguments refused with exit status 2."""
 from __future__ import annotations
 
 import json
+import sys
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable
@@ -197,7 +198,7 @@ def test_clock_show_and_advance_apply_what_falls_due(place, capsys):
 
 
 def test_clock_advance_shows_progress_on_a_terminal_only(place, capsys, monkeypatch):
-    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stderr counts as a terminal
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)  # the captured stderr, as a terminal
     status, out, err = run(capsys, "clock", "advance", "3d", *place.arguments)
     assert (status, out) == (0, (END + timedelta(days=3)).isoformat() + "\n")
     assert "advancing 3d" in err  # the bar, on stderr; stdout has the answer only
@@ -336,10 +337,7 @@ def test_an_sdk_wait_shows_progress_on_a_terminal_only(terminal, capsys, monkeyp
 
     from sagemaker_plans_local.sdk import local_waits
 
-    if terminal:
-        monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stderr counts as a terminal
-    else:
-        monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)  # the captured stderr
     with LocalBackend(start_time=FIXTURE_START) as backend:
         sm = backend.client()
         sm.create_training_job(**create_request("waited"))
