@@ -1,4 +1,7 @@
-"""``sagemaker-plans-local`` / ``python -m sagemaker_plans_local``: ``run``, ``serve``, ``clock``, ``reset``.
+"""``sagemaker-plans-local`` / ``python -m sagemaker_plans_local``: ``run``, ``serve``, ``reset``, inspection.
+
+The inspection commands (``offerings``, ``plans``, ``jobs``, ``pools``, ``clock``, ``cost``,
+``timeline``) are in docs/cli.md.
 
 ``run script.py [args]`` runs an unmodified script locally; with
 ``SAGEMAKER_PLANS_LOCAL=0`` it runs as with ``python script.py``: against AWS.

@@ -55,7 +55,9 @@ class LocalBackend:
     a temporary directory that :meth:`close` removes. A backend never closed
     is closed when it is garbage or the interpreter exits. ``job_endpoint_url``
     (set by the HTTP server that answers this backend) is where the jobs'
-    own SageMaker calls go.
+    own SageMaker calls go. ``runs_code=False`` (an observer, such as the
+    inspection CLI) never runs a job's code on a durable root: a process that
+    does runs it.
     """
 
     def __init__(
@@ -65,6 +67,7 @@ class LocalBackend:
         start_time: datetime | None = None,
         root: str | Path | None = None,
         job_endpoint_url: str | None = None,
+        runs_code: bool = True,
     ) -> None:
         self.region = region
         self.account_id = account_id
@@ -73,7 +76,7 @@ class LocalBackend:
         self._durable: Durable | None = None
         try:
             self._emulation, self._services, self._durable = _open_state(
-                held, account_id, region, start_time, job_endpoint_url
+                held, account_id, region, start_time, job_endpoint_url, runs_code
             )
         except BaseException:
             held.release()
@@ -322,6 +325,7 @@ def _open_state(
     region: str,
     start_time: datetime | None,
     job_endpoint_url: str | None,
+    runs_code: bool,
 ) -> tuple[Emulation, Services, Durable | None]:
     """The backend's emulation and services: on a given root, durable (its journal replayed)."""
     reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
@@ -333,7 +337,7 @@ def _open_state(
         return emulation, Services(emulation), None
     from sagemaker_plans_local.durable.opening import open_durable
 
-    return open_durable(held.path, account_id, region, start_time, reserved_types, factory)
+    return open_durable(held.path, account_id, region, start_time, reserved_types, factory, runs_code)
 
 
 def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None = None) -> Executor:

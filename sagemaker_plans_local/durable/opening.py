@@ -25,8 +25,12 @@ def open_durable(
     start_time: datetime | None,
     reserved_types: Sequence[str],
     executor_factory: ExecutorFactory,
+    runs_code: bool = True,
 ) -> tuple[Emulation, Services, Durable]:
-    """The emulation, services and durable state of ``root`` (created if new), up to date."""
+    """The emulation, services and durable state of ``root`` (created if new), up to date.
+
+    ``runs_code=False``: this process never claims a run (others on the root run the code).
+    """
     journal = Journal(root)
     try:
         clock = open_root(journal, account_id, region, start_time)
@@ -40,7 +44,7 @@ def open_durable(
             created=clock.created,
         )
         services = Services(emulation)
-        durable = Durable(root, journal, emulation, partial(_replay_call, services))
+        durable = Durable(root, journal, emulation, partial(_replay_call, services), runs_code)
     except BaseException:
         journal.close()
         raise

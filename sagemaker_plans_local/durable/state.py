@@ -55,7 +55,7 @@ class Durable:
     """The durable state of one backend on ``root``: hooks into its emulation, replay, runs.
 
     ``apply_call(service, region, operation, body)`` replays a journaled API call
-    (the backend's services, unjournaled).
+    (the backend's services, unjournaled). ``runs_code=False`` never claims a run.
     """
 
     def __init__(
@@ -64,11 +64,13 @@ class Durable:
         journal: Journal,
         emulation: Emulation,
         apply_call: Callable[[str, str, str, dict[str, Any]], None],
+        runs_code: bool = True,
     ) -> None:
         self.root = root
         self.journal = journal
         self.emulation = emulation
         self.closed = False
+        self.runs_code = runs_code
         self._apply_call = apply_call
         self._owner = owners.Owner(root)
         self._applied = 0
@@ -184,7 +186,8 @@ class Durable:
 
     # -- runs ----------------------------------------------------------------------------
     def claim_run(self, region: str, job: str, started: datetime) -> bool:
-        if self.closed:
+        """Claim running the job's code here; False if another process has (or this one never runs code)."""
+        if self.closed or not self.runs_code:
             return False
         return self.journal.claim_run(region, job, iso(started), self._owner.token) == self._owner.token
 
@@ -219,8 +222,8 @@ class Durable:
 
     def _fail_if_orphaned(self, key: tuple[str, str, str]) -> None:
         claim = self.journal.run_owner(*key)
-        if claim is not None and (claim[1] or owners.alive(self.root, claim[0])):
-            return
+        if claim is None or claim[1] or owners.alive(self.root, claim[0]):
+            return  # unclaimed (a process that runs code claims it when it gets there), ended, or owned
         with self.transaction() as txn:
             if key not in self._pending:  # its end was replayed meanwhile
                 return

@@ -28,7 +28,9 @@ class Snapshot:
         """Read every job and plan through ``sagemaker`` (a boto3 SageMaker client); ``now``: the backend's time."""
         jobs = tuple(
             _clean(sagemaker.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
-            for summary in _pages(sagemaker, "list_training_jobs", "TrainingJobSummaries", SortBy="CreationTime")
+            for summary in _pages(
+                sagemaker, "list_training_jobs", "TrainingJobSummaries", SortBy="CreationTime"
+            )
         )
         plans = tuple(
             _clean(sagemaker.describe_training_plan(TrainingPlanName=summary["TrainingPlanName"]))

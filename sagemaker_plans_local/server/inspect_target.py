@@ -55,7 +55,7 @@ class RootTarget:
         self.description = f"the root {root}"
         self._region = region
         try:
-            self._backend = LocalBackend(root=root, region=region)
+            self._backend = LocalBackend(root=root, region=region, runs_code=False)
         except (ValueError, OSError) as error:
             raise TargetError(f"cannot open the root {root}: {error}") from None
 

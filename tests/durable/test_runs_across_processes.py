@@ -12,7 +12,7 @@ from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE
 from sagemaker_plans_local.runtime.processes import SUPERVISED
 from tests.conftest import START
 from tests.durable.processes import Worker
-from tests.durable.worker import SLEEPER
+from tests.durable.worker import SLEEPER, job_request
 
 pytestmark = pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
 
@@ -79,3 +79,19 @@ def test_a_run_whose_process_was_killed_ends_as_an_instance_failure(tmp_path, so
             again.client().describe_training_job(TrainingJobName="trained")["FailureReason"]
             == INSTANCE_FAILURE
         )
+
+
+def test_an_observer_never_runs_a_jobs_code_a_process_that_does_runs_it(tmp_path, source):
+    root = tmp_path / "root"
+    with LocalBackend(root=root, start_time=START) as runner:
+        runner.settings.cold_start_seconds = 0
+        runner.client().create_training_job(**job_request("watched", 0, str(source), 1))
+        with LocalBackend(root=root, runs_code=False) as observer:
+            observer.clock.advance(1)  # training starts where only the observer looks
+            assert (
+                observer.client().describe_training_job(TrainingJobName="watched")["SecondaryStatus"]
+                == "Training"
+            )
+        # the observer is gone: had it run the code, the job would now be an instance failure
+        assert runner.wait_for_training_job("watched").status == "Completed"
+        assert _log_lines(runner, "watched") == ["sleeping", "slept"]
