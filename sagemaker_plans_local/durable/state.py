@@ -14,6 +14,7 @@ on a wall clock each entry is replayed at the time it happened
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from datetime import datetime, timedelta
@@ -27,6 +28,8 @@ from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
 from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE, DurableExecutor, PendingRun
 from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.services.sagemaker.jobs.execution import RunResult
+
+log = logging.getLogger(__name__)
 
 #: Real seconds between two checks that the owner of an awaited run is alive.
 LIVENESS_SECONDS = 0.5
@@ -148,8 +151,13 @@ class Durable:
                 self._busy = outer
 
     def _replay(self, entry: Entry) -> None:
+        """Apply another process's entry; one that cannot be applied is logged and passed over
+        (the state goes on without it rather than every later call failing)."""
         with self.emulation.clock.pinned(parse(entry.at)):
-            APPLY[entry.kind](self, entry.body)
+            try:
+                APPLY[entry.kind](self, entry.body)
+            except Exception:
+                log.exception("cannot replay journal entry %s (%s) of %s", entry.seq, entry.kind, self.root)
 
     @contextlib.contextmanager
     def applying(self) -> Iterator[None]:

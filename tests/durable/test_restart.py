@@ -158,3 +158,14 @@ def test_a_wall_clock_root_reopens_on_the_wall_clock_with_its_jobs(tmp_path):
         after = state_of(reopened)
         assert after["jobs"] == before["jobs"]
         assert after["jobs"]["walled"]["TrainingJobStatus"] == "Completed"
+
+
+def test_an_entry_that_cannot_be_replayed_is_passed_over_with_a_log_line(tmp_path, caplog):
+    with LocalBackend(root=tmp_path, start_time=START) as backend:
+        backend.client().create_training_job(**job_request("kept", keep_alive=0))
+    journal = Journal(tmp_path)
+    journal.append(START.isoformat(), "setting", {"name": "no_such_setting", "value": 1})
+    journal.close()
+    with LocalBackend(root=tmp_path) as reopened:
+        assert reopened.client().describe_training_job(TrainingJobName="kept")["TrainingJobStatus"] == "InProgress"
+    assert "cannot replay journal entry 2 (setting)" in caplog.text
