@@ -167,5 +167,8 @@ def test_an_entry_that_cannot_be_replayed_is_passed_over_with_a_log_line(tmp_pat
     journal.append(START.isoformat(), "setting", {"name": "no_such_setting", "value": 1})
     journal.close()
     with LocalBackend(root=tmp_path) as reopened:
-        assert reopened.client().describe_training_job(TrainingJobName="kept")["TrainingJobStatus"] == "InProgress"
+        assert (
+            reopened.client().describe_training_job(TrainingJobName="kept")["TrainingJobStatus"]
+            == "InProgress"
+        )
     assert "cannot replay journal entry 2 (setting)" in caplog.text
