@@ -444,14 +444,18 @@ def test_extension_of_an_ended_plan_is_invalid():
         extend(inventory_of(("az-a", MORNING, day(9), 4)), 24, plan_end=NOW)
 
 
-@settings(max_examples=150, deadline=None)
-@given(blocks_strategy, requests())
-def test_offerings_fit_the_inventory_and_the_request(blocks, request):
+def _filled(blocks) -> CapacityInventory:
     inventory = CapacityInventory()
     for az, first_day, half_hours, length, count in blocks:
         start = MORNING + first_day * DAY + half_hours * HALF
         inventory.add(P5, count, az, start, start + length * DAY)
-    check_search(inventory, request)
+    return inventory
+
+
+@settings(max_examples=150, deadline=None)
+@given(blocks_strategy, requests())
+def test_offerings_fit_the_inventory_and_the_request(blocks, request):
+    check_search(_filled(blocks), request)
 
 
 fragments = st.lists(
@@ -484,3 +488,20 @@ def test_a_search_after_one_zone_changed_sees_that_zone_and_keeps_the_others():
     ]
     inventory.remove(P5, "az-b", MORNING, day(2), 1)
     assert shape(search(inventory)) == before
+
+
+@settings(max_examples=100, deadline=None)
+@given(blocks_strategy, blocks_strategy, requests())
+def test_a_search_on_an_inventory_changed_step_by_step_equals_one_on_a_fresh_inventory(first, later, request):
+    """What the searches remember (runs per AZ, picks per set of runs) never outlives its inputs."""
+    count = request.pop("instance_count")
+    changed = _filled(first)
+    search_offerings(changed, PRICES, capacity=Capacity(P5, count), **request)
+    for az, first_day, half_hours, length, blocks in later:
+        start = MORNING + first_day * DAY + half_hours * HALF
+        changed.add(P5, blocks, az, start, start + length * DAY)
+        search_offerings(changed, PRICES, capacity=Capacity(P5, count), **request)
+    fresh = _filled(first + later)
+    assert shape(search_offerings(changed, PRICES, capacity=Capacity(P5, count), **request)) == shape(
+        search_offerings(fresh, PRICES, capacity=Capacity(P5, count), **request)
+    )

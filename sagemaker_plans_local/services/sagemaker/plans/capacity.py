@@ -353,6 +353,17 @@ class CapacityInventory:
         self._memo[key] = (stamp, value)
         return value
 
+    def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """``compute()`` of a pure function of ``key`` (whatever the capacity), remembered."""
+        entry = self._memo.get(key)
+        if entry is not None:
+            return entry[1]
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()
+        value = compute()
+        self._memo[key] = (None, value)
+        return value
+
     def next_search_number(self) -> int:
         """A new number for each offering search, so ids from two searches never collide."""
         self._searches += 1

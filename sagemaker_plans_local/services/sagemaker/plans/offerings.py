@@ -216,7 +216,13 @@ def search_offerings(
 
     def find() -> list[tuple[Slot, ...]]:
         runs = _runs(inventory, grid, capacity, last_end)
-        return best_picks(runs, totals, last_start, last_end, one_zone)
+        # The picks are a function of the free runs alone: a change that leaves the runs in the
+        # window as they were (capacity added beyond it, or elsewhere in time) reuses them.
+        content = tuple((az, tuple(spans)) for az, spans in sorted(runs.items()))
+        return inventory.cached(
+            ("picks", content, duration_hours, grid.origin, last_start, last_end, one_zone),
+            lambda: best_picks(runs, totals, last_start, last_end, one_zone),
+        )
 
     picks = inventory.remembered(
         (
