@@ -125,3 +125,49 @@ def test_settle_lets_waiters_run_up_to_a_moment_without_moving_the_clock():
     clock.settle(later)
     assert seen == [later]
     assert clock.now() == datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_a_pinned_wall_clock_reads_the_pinned_moment_and_applies_what_is_due_by_then():
+    clock = VirtualClock()
+    fired = []
+    earlier = clock.now() - timedelta(hours=2)
+    clock.schedule(earlier + timedelta(minutes=30), fired.append)
+    clock.schedule(earlier + timedelta(hours=1), fired.append)
+    with clock.pinned(earlier + timedelta(minutes=45)):
+        assert clock.now() == earlier + timedelta(minutes=45)
+        assert fired == [earlier + timedelta(minutes=30)]  # the second is not due yet
+        clock.move(timedelta(minutes=20))  # an advance while pinned moves the pinned moment too
+        assert clock.now() == earlier + timedelta(minutes=65)
+        assert fired[-1] == earlier + timedelta(hours=1)
+    assert clock.offset == timedelta(minutes=20)
+    assert clock.now() > datetime.now(timezone.utc) + timedelta(
+        minutes=19
+    )  # real time again, plus the offset
+
+
+def test_a_pin_never_reads_before_what_was_already_applied():
+    clock, fired = VirtualClock(), []
+    clock.schedule(clock.now() - timedelta(minutes=1), fired.append)
+    clock.catch_up()  # changes applied up to now
+    applied = clock.now()
+    assert fired
+    with clock.pinned(applied - timedelta(hours=1)):
+        assert clock.now() >= applied - timedelta(seconds=1)
+
+
+def test_a_manual_clock_pinned_ahead_moves_there_and_stays():
+    clock = VirtualClock(START)
+    with clock.pinned(START + timedelta(hours=1)):
+        assert clock.now() == START + timedelta(hours=1)
+    with clock.pinned(START):  # never back
+        assert clock.now() == START + timedelta(hours=1)
+    assert clock.now() == START + timedelta(hours=1)
+
+
+def test_advances_go_through_the_advancer_and_catch_up_through_the_syncer():
+    clock, seen = VirtualClock(START), []
+    clock.advancer = lambda delta: seen.append(delta) or clock.move(delta)
+    clock.syncer = lambda: seen.append("sync")
+    assert clock.advance(90) == START + timedelta(seconds=90)
+    clock.catch_up()
+    assert seen == [timedelta(seconds=90), "sync"]
