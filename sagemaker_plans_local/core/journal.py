@@ -60,7 +60,7 @@ class Journal:
         self._lock = threading.RLock()
         self._depth = 0
         self._version: int | None = None
-        with self._lock:
+        try:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")
             self._connection.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -68,6 +68,9 @@ class Journal:
                 for statement in filter(str.strip, _SCHEMA.split(";")):
                     self._connection.execute(statement)
                 self._check_schema()
+        except BaseException:
+            self._connection.close()
+            raise
 
     def _check_schema(self) -> None:
         stored = self.meta("schema_version")
