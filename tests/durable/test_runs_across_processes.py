@@ -95,3 +95,33 @@ def test_an_observer_never_runs_a_jobs_code_a_process_that_does_runs_it(tmp_path
         # the observer is gone: had it run the code, the job would now be an instance failure
         assert runner.wait_for_training_job("watched").status == "Completed"
         assert _log_lines(runner, "watched") == ["sleeping", "slept"]
+
+
+def test_after_a_restart_a_job_with_code_starts_warm_on_the_pool_a_dead_process_kept(tmp_path, source):
+    root = tmp_path / "wall"
+    with LocalBackend(root=root):  # a wall clock, as a notebook's default backend
+        pass
+    owner = Worker()
+    try:
+        owner.ask("open", str(root))
+        owner.ask("job", "before-restart", 900, str(source), 0)
+        assert owner.ask("wait", "before-restart") == "Completed"
+    finally:
+        owner.stop()  # the kernel dies; its pool was Available
+    with LocalBackend(root=root) as restarted:
+        sm = restarted.client()
+        assert (
+            sm.describe_training_job(TrainingJobName="before-restart")["WarmPoolStatus"]["Status"]
+            == "Available"
+        )
+        sm.create_training_job(**job_request("after-restart", 900, str(source), 0))
+        assert restarted.wait_for_training_job("after-restart").status == "Completed"
+        kept = sm.describe_training_job(TrainingJobName="before-restart")["WarmPoolStatus"]
+        assert kept["Status"] == "Reused" and kept["ReusedByJob"] == "after-restart"
+        starting = sm.describe_training_job(TrainingJobName="after-restart")["SecondaryStatusTransitions"][0]
+        assert (
+            starting["EndTime"] - starting["StartTime"]
+        ).total_seconds() < restarted.settings.service_seconds(
+            restarted.settings.cold_start_seconds, manual_clock=False
+        )  # a warm start, not a cold one
+        assert _log_lines(restarted, "after-restart") == ["sleeping", "slept"]
