@@ -49,6 +49,7 @@ from sagemaker_plans_local.services.sagemaker.plans.offering_search import (
     DAY,
     DayGrid,
     Slot,
+    Total,
     best_picks,
     ceil_minute,
 )
@@ -214,16 +215,7 @@ def search_offerings(
         last_end = min(last_end, grid.index_at_or_before(end_before))
     one_zone = target not in MOVABLE_TARGETS
 
-    def find() -> list[tuple[Slot, ...]]:
-        runs = _runs(inventory, grid, capacity, last_end)
-        # The picks are a function of the free runs alone: a change that leaves the runs in the
-        # window as they were (capacity added beyond it, or elsewhere in time) reuses them.
-        content = tuple((az, tuple(spans)) for az, spans in sorted(runs.items()))
-        return inventory.cached(
-            ("picks", content, duration_hours, grid.origin, last_start, last_end, one_zone),
-            lambda: best_picks(runs, totals, last_start, last_end, one_zone),
-        )
-
+    window = (duration_hours, last_start, last_end, one_zone)
     picks = inventory.remembered(
         (
             "offerings",
@@ -236,7 +228,7 @@ def search_offerings(
             last_end,
         ),
         capacity.key,
-        find,
+        functools.partial(_picks, inventory, capacity, grid, totals, window),
     )
     if not picks:
         return []
@@ -244,6 +236,25 @@ def search_offerings(
     return [
         _offering(prices, number, target, capacity, grid, pick, start_after, end_before) for pick in picks
     ]
+
+
+def _picks(
+    inventory: CapacityInventory,
+    capacity: Capacity,
+    grid: DayGrid,
+    totals: list[Total],
+    window: tuple[int, int, int, bool],
+) -> list[tuple[Slot, ...]]:
+    """The best picks of a search ``window`` (hours, last start, last end, one AZ), remembered by
+    the free runs they come from: a change that leaves the runs in the window as they were
+    (capacity added beyond it, or elsewhere in time) reuses them."""
+    _, last_start, last_end, one_zone = window
+    runs = _runs(inventory, grid, capacity, last_end)
+    content = tuple((az, tuple(spans)) for az, spans in sorted(runs.items()))
+    return inventory.cached(
+        ("picks", content, grid.origin, *window),
+        lambda: best_picks(runs, totals, last_start, last_end, one_zone),
+    )
 
 
 def _offering(
