@@ -238,24 +238,26 @@ def _phase_seconds(job: dict[str, Any], phases: frozenset[str], now: datetime) -
     return int(sum(span.total_seconds() for span in spans))
 
 
-def _warm_starts(snapshot: Snapshot, prices: TrainingPrices) -> Iterator[WarmStart]:
-    pool_of = {
-        (job.get("WarmPoolStatus") or {}).get("ReusedByJob"): job
-        for job in snapshot.jobs
-        if (job.get("WarmPoolStatus") or {}).get("ReusedByJob")
-    }
+def _warm_starts(snapshot: Snapshot, prices: TrainingPrices) -> list[WarmStart]:
+    """Each job that reused a pool, in creation order: its warm start against its chain's cold one."""
+    order = {job["TrainingJobArn"]: index for index, job in enumerate(snapshot.jobs)}
     starting = frozenset({"Starting"})
-    for job in snapshot.jobs:
-        previous = pool_of.get(job["TrainingJobName"])
-        if previous is None:
-            continue
-        first = previous
-        for _ in snapshot.jobs:  # back along the chain to the job that started cold
-            first = pool_of.get(first["TrainingJobName"], first)
+    found = []
+    for first, *reusers in snapshot.pool_chains():
         cold = _phase_seconds(first, starting, snapshot.now)
-        warm = _phase_seconds(job, starting, snapshot.now)
-        instance_type, count = _groups(job)[0]
-        amount = prices.amount(instance_type, count, max(cold - warm, 0))
-        yield WarmStart(
-            job["TrainingJobArn"], previous["TrainingJobArn"], instance_type, count, cold, warm, amount
-        )
+        for previous, job in zip([first, *reusers], reusers):
+            warm = _phase_seconds(job, starting, snapshot.now)
+            instance_type, count = _groups(job)[0]
+            amount = prices.amount(instance_type, count, max(cold - warm, 0))
+            found.append(
+                WarmStart(
+                    job["TrainingJobArn"],
+                    previous["TrainingJobArn"],
+                    instance_type,
+                    count,
+                    cold,
+                    warm,
+                    amount,
+                )
+            )
+    return sorted(found, key=lambda start: order[start.job])

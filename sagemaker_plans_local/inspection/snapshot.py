@@ -27,16 +27,30 @@ class Snapshot:
     def collect(cls, sagemaker: Any, now: datetime) -> "Snapshot":
         """Read every job and plan through ``sagemaker`` (a boto3 SageMaker client); ``now``: the backend's time."""
         jobs = tuple(
-            _clean(sagemaker.describe_training_job(TrainingJobName=summary["TrainingJobName"]))
-            for summary in _pages(
-                sagemaker, "list_training_jobs", "TrainingJobSummaries", SortBy="CreationTime"
-            )
+            _clean(sagemaker.describe_training_job(TrainingJobName=name))
+            for name in _names(sagemaker, "list_training_jobs", "TrainingJobSummaries[].TrainingJobName")
         )
         plans = tuple(
-            _clean(sagemaker.describe_training_plan(TrainingPlanName=summary["TrainingPlanName"]))
-            for summary in _pages(sagemaker, "list_training_plans", "TrainingPlanSummaries")
+            _clean(sagemaker.describe_training_plan(TrainingPlanName=name))
+            for name in _names(sagemaker, "list_training_plans", "TrainingPlanSummaries[].TrainingPlanName")
         )
         return cls(now, tuple(sorted(jobs, key=lambda job: job["CreationTime"])), plans)
+
+    def pool_chains(self) -> list[list[dict[str, Any]]]:
+        """The warm-pool chains, oldest first: jobs with a WarmPoolStatus, each followed by the job that
+        reused its pool (``ReusedByJob``; names compared regardless of case, as SageMaker's are)."""
+        pooled = [job for job in self.jobs if "WarmPoolStatus" in job]
+        by_name = {job["TrainingJobName"].casefold(): job for job in pooled}
+        reusers = {str(job["WarmPoolStatus"].get("ReusedByJob", "")).casefold() for job in pooled}
+        found = []
+        for head in (job for job in pooled if job["TrainingJobName"].casefold() not in reusers):
+            chain = [head]
+            while (following := chain[-1]["WarmPoolStatus"].get("ReusedByJob")) and len(chain) <= len(pooled):
+                if following.casefold() not in by_name:
+                    break
+                chain.append(by_name[following.casefold()])
+            found.append(chain)
+        return found
 
     def job(self, name: str) -> dict[str, Any]:
         """The job named ``name`` (KeyError if absent)."""
@@ -46,14 +60,9 @@ class Snapshot:
         raise KeyError(name)
 
 
-def _pages(sagemaker: Any, operation: str, key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
-    token = None
-    while True:
-        page = getattr(sagemaker, operation)(**kwargs, **({"NextToken": token} if token else {}))
-        yield from page[key]
-        token = page.get("NextToken")
-        if not token:
-            return
+def _names(sagemaker: Any, operation: str, expression: str) -> Iterator[str]:
+    """Every name a List operation gives, across its pages (botocore's paginator)."""
+    return sagemaker.get_paginator(operation).paginate().search(expression)
 
 
 def _clean(response: dict[str, Any]) -> dict[str, Any]:

@@ -213,7 +213,7 @@ def _pools(target: RootTarget | ServerTarget, options: argparse.Namespace, conso
     snapshot = Snapshot.collect(target.sagemaker(), now)
     records = [
         views.pool_record(chain, now, target.cache_bytes(chain[-1]["TrainingJobName"]))
-        for chain in views.chains(snapshot.jobs)
+        for chain in snapshot.pool_chains()
     ]
     if not options.json:
         columns = (

@@ -98,22 +98,6 @@ def offering_record(offering: dict[str, Any]) -> Record:
     }
 
 
-def chains(jobs: Sequence[dict[str, Any]]) -> list[list[dict[str, Any]]]:
-    """The warm-pool chains: jobs with a WarmPoolStatus, each chain followed by ReusedByJob, oldest first."""
-    pooled = [job for job in jobs if "WarmPoolStatus" in job]
-    by_name = {job["TrainingJobName"].casefold(): job for job in pooled}
-    reusers = {str(job["WarmPoolStatus"].get("ReusedByJob", "")).casefold() for job in pooled}
-    found = []
-    for head in (job for job in pooled if job["TrainingJobName"].casefold() not in reusers):
-        chain = [head]
-        while (following := chain[-1]["WarmPoolStatus"].get("ReusedByJob")) and len(chain) <= len(pooled):
-            if following.casefold() not in by_name:
-                break
-            chain.append(by_name[following.casefold()])
-        found.append(chain)
-    return found
-
-
 def pool_record(chain: list[dict[str, Any]], now: datetime, cache_bytes: int | None) -> Record:
     """A chain as a ``pools`` record: its last job's pool, and the keep-alive it has left at ``now``."""
     last = chain[-1]

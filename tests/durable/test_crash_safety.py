@@ -15,12 +15,8 @@ from tests.durable.views import state_of
 
 
 def _steps_of(backend) -> list[int]:
-    sm, names, token = backend.client(), [], None
-    while True:
-        page = sm.list_training_jobs(MaxResults=100, **({"NextToken": token} if token else {}))
-        names += [s["TrainingJobName"] for s in page["TrainingJobSummaries"]]
-        if not (token := page.get("NextToken")):
-            return sorted(int(name.split("-")[1]) for name in names)
+    names = backend.client().get_paginator("list_training_jobs").paginate(PaginationConfig={"PageSize": 100})
+    return sorted(int(name.split("-")[1]) for name in names.search("TrainingJobSummaries[].TrainingJobName"))
 
 
 def test_kill_9_in_the_middle_of_writes_never_leaves_half_applied_state(tmp_path):

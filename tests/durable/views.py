@@ -4,37 +4,30 @@ from __future__ import annotations
 
 import attrs
 
-
-def _clean(response: dict) -> dict:
-    response = dict(response)
-    response.pop("ResponseMetadata", None)
-    return response
+from sagemaker_plans_local.inspection.snapshot import Snapshot
 
 
 def state_of(backend) -> dict:
     """The backend's visible state, through its own API (reads only)."""
     sm = backend.client()
-    jobs = [s["TrainingJobName"] for s in _all(sm, "list_training_jobs", "TrainingJobSummaries")]
-    plans = [s["TrainingPlanName"] for s in _all(sm, "list_training_plans", "TrainingPlanSummaries")]
-    clusters = [s["ClusterName"] for s in _all(sm, "list_clusters", "ClusterSummaries")]
-    described = {name: _clean(sm.describe_training_job(TrainingJobName=name)) for name in jobs}
+    snapshot = Snapshot.collect(sm, backend.clock.now())
+    clusters = sm.get_paginator("list_clusters").paginate().search("ClusterSummaries[].ClusterName")
     return {
-        "now": backend.clock.now(),
+        "now": snapshot.now,
         "settings": attrs.asdict(backend.settings),
-        "jobs": described,
+        "jobs": {job["TrainingJobName"]: job for job in snapshot.jobs},
         "tags": {
-            name: sm.list_tags(ResourceArn=d["TrainingJobArn"])["Tags"] for name, d in described.items()
+            job["TrainingJobName"]: sm.list_tags(ResourceArn=job["TrainingJobArn"])["Tags"]
+            for job in snapshot.jobs
         },
-        "plans": {name: _clean(sm.describe_training_plan(TrainingPlanName=name)) for name in plans},
+        "plans": {plan["TrainingPlanName"]: plan for plan in snapshot.plans},
         "clusters": {name: _clean(sm.describe_cluster(ClusterName=name)) for name in clusters},
     }
 
 
-def _all(sm, operation: str, key: str) -> list:
-    items, token = [], None
-    while True:
-        response = getattr(sm, operation)(**({"NextToken": token} if token else {}))
-        items += response[key]
-        token = response.get("NextToken")
-        if not token:
-            return items
+def _tags(sm, arn: str) -> list:
+    return sm.list_tags(ResourceArn=arn)["Tags"]
+
+
+def _clean(response: dict) -> dict:
+    return {key: value for key, value in response.items() if key != "ResponseMetadata"}
