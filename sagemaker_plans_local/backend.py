@@ -137,7 +137,7 @@ class LocalBackend:
         """
         region = region or self.region
         name = f"sagemaker-{region}-{self.account_id}"
-        self.clock.catch_up()
+        self._emulation.clock.catch_up()  # replays what other processes did first
         self._emulation.objects.create_bucket(name, region, exist_ok=True)
         return name
 
@@ -203,7 +203,7 @@ class LocalBackend:
     def training_job(self, job_name: str, region: str | None = None) -> TrainingJob:
         """The domain object of a job (its ``cache_dir`` is the warm-pool cache)."""
         with self._emulation.lock:
-            self.clock.catch_up()
+            self._emulation.clock.catch_up()
             return self._emulation.region(region or self.region).training_jobs.get(job_name)
 
     def wait_for_training_job(
@@ -242,9 +242,10 @@ class LocalBackend:
 
     def run_until_idle(self, limit: timedelta = timedelta(days=60)) -> None:
         """Advance the clock until nothing more is scheduled (at most ``limit``; a fast-forward)."""
-        deadline = self.clock.now() + limit
-        while (due := self.clock.next_due()) is not None and due <= deadline:
-            self.clock.advance(max(due - self.clock.now(), timedelta(0)))
+        clock = self.clock  # brought up to date once: each advance replays what is new itself
+        deadline = clock.now() + limit
+        while (due := clock.next_due()) is not None and due <= deadline:
+            clock.advance(max(due - clock.now(), timedelta(0)))
 
     def cost_report(self, prices: TrainingPrices | None = None) -> CostReport:
         """What AWS would bill for everything this backend holds (``docs/cost-report.md``)."""
