@@ -5,11 +5,21 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.sdk.default_backend import HOME_VARIABLE
 from sagemaker_plans_local.sdk.major import sdk_major
 from tests.sdk_split import mark_sdk_tests
+
+# Hypothesis never judges the machine's speed: no deadline and no "too slow" health check
+# anywhere, since CI runs on a developer's machine where anything else may be running. Under CI
+# (CI=true) the examples are also derandomized (the same examples on every run, no example
+# database), so a run's outcome depends on the code alone. HYPOTHESIS_PROFILE picks another.
+SPEED_BLIND = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+settings.register_profile("dev", **SPEED_BLIND)
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True, **SPEED_BLIND)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 # Examples written for one SDK major are collected under that major only (`make test` runs both).
 collect_ignore = ["test_examples_v3.py"] if sdk_major() == 2 else ["test_examples_v2.py"]

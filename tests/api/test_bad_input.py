@@ -220,7 +220,11 @@ def test_default_quota_counts_every_job_of_a_type(backend, sm):
     sm.create_training_job(**create_request("one-more"))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     value=st.one_of(
         st.integers(),

@@ -70,7 +70,11 @@ def test_filters(five_jobs, backend):
     )
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     page_size=st.integers(min_value=1, max_value=6),
     sort_by=st.sampled_from(["Name", "CreationTime", "Status"]),

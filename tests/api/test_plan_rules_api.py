@@ -280,7 +280,11 @@ def test_search_rules_through_raw_json(backend):
     assert status == 200 and document["TrainingPlanOfferings"]
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     hours=st.integers(-5, 200 * 24),
     count=st.sampled_from([0, 1, 2, 3, 8, 64, 300]),

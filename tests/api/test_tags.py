@@ -255,7 +255,11 @@ def _listed(backend, arn: str, max_results: int | None) -> list[tuple[str, str]]
         body["NextToken"] = document["NextToken"]
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     initial=st.dictionaries(st.sampled_from(KEYS[:60]), VALUES, max_size=48),
     calls=st.lists(st.one_of(ADD, DELETE), max_size=8),

@@ -93,7 +93,11 @@ def _play(backend, steps) -> None:
             backend.script_job(f"job-{len(names)}", outcome=argument)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=15,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(steps=STEPS)
 def test_any_session_reopens_to_the_state_it_left(tmp_path_factory, steps):
     root = tmp_path_factory.mktemp("root")
@@ -125,7 +129,11 @@ def test_a_root_keeps_its_clock_and_account(tmp_path):
         assert same.clock.now() == START and same.clock.manual
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     operation=st.sampled_from(["CreateTrainingJob", "StopTrainingJob", "CreateTrainingPlan", "AddTags"]),
     body=st.one_of(

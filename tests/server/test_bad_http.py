@@ -88,7 +88,11 @@ def test_a_presigned_credential_names_the_service(sagemaker_server):
     assert status == 200 and b"GetCallerIdentityResult" in body
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(body=st.binary(max_size=300))
 def test_garbage_json_bodies_get_a_4xx(sagemaker_server, body):
     status, _, answer = raw(
@@ -98,7 +102,11 @@ def test_garbage_json_bodies_get_a_4xx(sagemaker_server, body):
     assert json_code(answer)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(body=st.binary(max_size=300))
 def test_garbage_query_bodies_get_a_4xx_or_an_answer(sagemaker_server, body):
     headers = signed("iam", **{"Content-Type": "application/x-www-form-urlencoded"})
@@ -109,7 +117,11 @@ def test_garbage_query_bodies_get_a_4xx_or_an_answer(sagemaker_server, body):
 _HEADER_TEXT = st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=80)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     scope=st.one_of(
         _HEADER_TEXT,

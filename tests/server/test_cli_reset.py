@@ -69,7 +69,7 @@ def write_tree(directory: Path, tree: dict) -> None:
             (directory / name).write_bytes(child)
 
 
-@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(tree=st.dictionaries(NAMES, TREES, max_size=5))
 def test_reset_removes_whatever_is_under_the_root(tmp_path_factory, tree):
     root = tmp_path_factory.mktemp("root")

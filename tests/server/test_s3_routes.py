@@ -161,7 +161,11 @@ ODD_KEYS = st.text(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(key=ODD_KEYS, addressing=st.sampled_from(["path", "virtual"]))
 def test_keys_with_odd_characters_reach_the_same_object(wire, key, addressing):
     s3 = wire.client(addressing)
@@ -267,7 +271,11 @@ QUERY_KEYS = st.sampled_from(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     method=st.sampled_from(["GET", "PUT", "POST", "DELETE", "HEAD", "PATCH", "OPTIONS"]),
     path=st.text(min_size=0, max_size=30).map(lambda text: "/" + text),
@@ -307,7 +315,11 @@ def chunked_headers(data: bytes) -> dict[str, str]:
     }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(data=st.binary(max_size=3000), sizes=st.lists(st.integers(1, 1200), min_size=1, max_size=8))
 def test_an_aws_chunked_body_is_stored_decoded(wire, data, sizes):
     sizes.append(len(data))  # whatever is left goes in a last chunk

@@ -101,7 +101,11 @@ def test_presigned_urls_verify_with_sigv4_and_sigv2_is_refused(server):
     assert caught.value.code == 403
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(key=st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40))
 def test_s3_keys_with_any_characters_verify(server, key):
     s3 = client(server, "s3", signature_version="s3v4")

@@ -80,7 +80,11 @@ QUERY_TEXT = st.one_of(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(body=QUERY_TEXT)
 def test_query_services_answer_any_body(services, body):
     for service, operation in (

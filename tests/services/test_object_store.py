@@ -236,7 +236,11 @@ KEYS = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size
 ) | st.sampled_from(["..", ".", "/", "a/..", "../x", "a//b", "\x00"])
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     keys=st.lists(
         KEYS
@@ -288,7 +292,11 @@ def reference_listing(keys, prefix, delimiter, marker):
     return entries
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     keys=st.lists(st.text("ab/é", min_size=1, max_size=6), max_size=15, unique=True),
     prefix=st.text("ab/", max_size=2),
