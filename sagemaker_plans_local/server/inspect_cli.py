@@ -128,13 +128,29 @@ def _arguments(options: argparse.Namespace) -> argparse.Namespace:
                 raise ValueError("clock advance takes a DURATION (900, 90s, 30m, 2h, 3d)")
             options.seconds = parse_duration(options.duration)
         if hasattr(options, "duration") and getattr(options, "clock_command", None) is None:
-            options.hours = None if options.duration is None else parse_hours(options.duration)
+            _check_offering_options(options)
+            options.hours = parse_hours(options.duration)
         for name in ("start_after", "end_before"):
             if getattr(options, name, None) is not None:
                 setattr(options, name, _time(getattr(options, name)))
     except ValueError as error:
         parser.error(str(error))
     return options
+
+
+def _check_offering_options(options: argparse.Namespace) -> None:
+    """``offerings`` needs what a search needs: a duration and instances (or UltraServers), named as flags."""
+    instances = options.instance_type is not None and options.instance_count is not None
+    ultraservers = options.ultraserver_type is not None and options.ultraserver_count is not None
+    missing = (
+        []
+        if instances or ultraservers
+        else ["--instance-type and --instance-count (or --ultraserver-type and --ultraserver-count)"]
+    )
+    if options.duration is None:
+        missing.append("--duration")
+    if missing:
+        raise ValueError(f"offerings needs {' and '.join(missing)}")
 
 
 def parse_hours(text: str) -> int:

@@ -318,10 +318,30 @@ def test_a_missing_root_a_refused_search_and_an_unreachable_server_exit_1(tmp_pa
         "",
         f"sagemaker-plans-local: no backend root at {tmp_path / 'nowhere'}\n",
     )
-    status, out, err = run(capsys, "offerings", "--instance-type", "ml.nothing", "--root", str(tmp_path))
+    nothing = ["--instance-type", "ml.nothing", "--instance-count", "1", "--duration", "24"]
+    status, out, err = run(capsys, "offerings", *nothing, "--root", str(tmp_path))
     assert (status, out) == (1, "") and "refused it" in err and "ml.nothing" in err
     status, out, err = run(capsys, "jobs", "--endpoint-url", "http://127.0.0.1:9")
     assert (status, out) == (1, "") and "cannot" in err
+
+
+@pytest.mark.parametrize(
+    "arguments, missing",
+    [
+        (
+            [],
+            "--instance-type and --instance-count (or --ultraserver-type and --ultraserver-count) and --duration",
+        ),
+        (["--instance-type", "ml.p5.48xlarge", "--duration", "24"], "--instance-type and --instance-count"),
+        (["--ultraserver-type", "ml.u-p6e-gb200x72", "--duration", "24"], "--ultraserver-count"),
+        (["--instance-type", "ml.p5.48xlarge", "--instance-count", "2"], "needs --duration"),
+    ],
+)
+def test_offerings_names_the_flags_a_search_needs(arguments, missing, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["offerings", *arguments, "--root", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and out == "" and missing in err and "validation error" not in err
 
 
 @given(hours=st.integers(min_value=1, max_value=87600))
