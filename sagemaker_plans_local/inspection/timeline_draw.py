@@ -33,6 +33,7 @@ COLOURS = {
 HATCHES = {"interrupted": "//", "pool": ".."}
 OUTCOMES = {"Completed": ("o", "#1e5e33"), "Failed": ("X", "#a4161a"), "Stopped": ("s", "#555555")}
 TEXT_SHARE = 0.045  # a bar gets its text inside when at least this share of the axis wide
+MARK_SHARE = 0.004  # a job's phase narrower than this share of the axis also gets a mark, to stay visible
 
 
 class TimelineFigure(Figure):
@@ -150,6 +151,8 @@ def _job(ax: Axes, row: int, job: JobRow, span: float) -> None:
         label = f"{job.name}: {phase.kind} ({phase.status}) {phase.start:%m-%d %H:%M:%S}–{phase.end:%H:%M:%S}"
         bar = _bar(ax, row, phase.start, phase.end, gid, label, phase.kind)
         _inside(ax, bar, phase.kind, span, "white" if phase.kind in ("training", "interrupted") else "black")
+        if bar.get_width() < MARK_SHARE * span:
+            _mark(ax, bar, row, phase.kind)
     if job.outcome and job.ended:
         marker, colour = OUTCOMES.get(job.outcome, ("D", "#555555"))
         (end,) = ax.plot(
@@ -159,6 +162,21 @@ def _job(ax: Axes, row: int, job: JobRow, span: float) -> None:
         end.set_label(f"{job.name}: {job.outcome} {job.ended:%m-%d %H:%M:%S}")
     if job.pool:
         _pool(ax, row, job, span)
+
+
+def _mark(ax: Axes, bar: Rectangle, row: int, kind: str) -> None:
+    """A mark of fixed size at the middle of a bar too narrow to see (seconds beside days): the bar stays exact."""
+    (mark,) = ax.plot(
+        [bar.get_x() + bar.get_width() / 2],
+        [row],
+        marker="|",
+        markersize=14,
+        markeredgewidth=4,
+        color=COLOURS.get(kind, "#555555"),
+        zorder=3,
+    )
+    mark.set_gid(f"mark:{bar.get_gid()}")
+    mark.set_label(bar.get_label())
 
 
 def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
@@ -171,10 +189,11 @@ def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
     if pool.expiry is None:  # ended before its keep-alive ran out
         bar.set_label(f"{label}, ended before its keep-alive")
         return
+    reused = pool.status == "Reused"  # the keep-alive ended at the reuse: no window beyond, no expiry
     left = float(dates.date2num(pool.start))
     window = Rectangle(
         (left, row - HEIGHT / 2 - 0.08),
-        float(dates.date2num(pool.expiry)) - left,
+        float(dates.date2num(pool.end if reused else pool.expiry)) - left,
         HEIGHT + 0.16,
         fill=False,
         edgecolor="#1f6fa8",
@@ -184,9 +203,12 @@ def _pool(ax: Axes, row: int, job: JobRow, span: float) -> None:
         label=f"{pool.job}: keep-alive {int((pool.expiry - pool.start).total_seconds())} s",
     )
     ax.add_patch(window)
+    if reused:
+        window.set_label(f"{window.get_label()}, ended after {held} s by {pool.reused_by}'s reuse")
+        return
     (expiry,) = ax.plot([dates.date2num(pool.expiry)], [row], marker="|", markersize=16, color="#1f6fa8")
     expiry.set_gid(f"expiry:{pool.job}")
-    verb = {"Available": "expires", "Reused": "would have expired"}.get(pool.status, "expired")
+    verb = "expires" if pool.status == "Available" else "expired"
     expiry.set_label(f"{pool.job}: keep-alive {verb} {pool.expiry:%m-%d %H:%M:%S}")
 
 

@@ -19,6 +19,7 @@ from matplotlib import dates
 
 from sagemaker_plans_local.inspection.snapshot import Snapshot
 from sagemaker_plans_local.inspection.timeline import save, timeline
+from sagemaker_plans_local.inspection.timeline_draw import MARK_SHARE
 from sagemaker_plans_local.inspection.timeline_model import FINAL, phases
 from tests.api.test_jobs_on_plans import P5, plan_job
 from tests.conftest import create_request
@@ -110,8 +111,13 @@ def test_seed_flow_pools_keep_alive_windows_and_the_chain_arrow(seed_flow):
     assert pool.get_x() + pool.get_width() == x(first["TrainingEndTime"] + timedelta(seconds=retained))
     assert pool.get_x() + pool.get_width() == x(second["CreationTime"])  # reused when job 2 was created
     assert pool.get_label() == f"{J1}: warm pool Reused, kept {retained} s"
-    window = one(figure, f"keepalive:{J1}")
-    assert (window.get_x(), window.get_width() * 86400) == (x(first["TrainingEndTime"]), pytest.approx(1800))
+    window = one(figure, f"keepalive:{J1}")  # cut short by the reuse: it ends where the pool does
+    assert (window.get_x(), window.get_width() * 86400) == (
+        x(first["TrainingEndTime"]),
+        pytest.approx(retained),
+    )
+    assert window.get_label() == f"{J1}: keep-alive 1800 s, ended after {retained} s by {J2}'s reuse"
+    assert artists(figure, f"expiry:{J1}") == []
     arrow = one(figure, f"chain:{J1}->{J2}")
     (start_x, start_y), (end_x, end_y) = arrow.xyann, arrow.xy
     assert (start_x, end_x) == (x(second["CreationTime"]), x(second["CreationTime"]))
@@ -123,7 +129,6 @@ def test_seed_flow_pools_keep_alive_windows_and_the_chain_arrow(seed_flow):
     expiry = one(figure, f"expiry:{J2}")
     assert list(expiry.get_xdata()) == [x(second["TrainingEndTime"] + timedelta(seconds=3600))]
     assert expiry.get_label().startswith(f"{J2}: keep-alive expires")
-    assert one(figure, f"expiry:{J1}").get_label().startswith(f"{J1}: keep-alive would have expired")
     assert list(one(figure, "now").get_xdata()) == [x(seed_flow.now)] * 2
     assert {"pool Reused", "pool Available", "now", "training"} <= set(texts(figure))
 
@@ -153,6 +158,27 @@ def test_two_block_plan_shows_the_blocks_and_the_interrupted_job_resuming(resume
             assert any(low <= bar.get_x() and bar.get_x() + bar.get_width() <= high for low, high in blocks)
     assert row_label(figure, interrupted.get_y() + 0.3) == "long\n2 × ml.p5.48xlarge · plan plan"
     assert list(one(figure, "end:long").get_xdata()) == [x(job["TrainingEndTime"])]
+
+
+def test_phases_too_narrow_to_see_beside_a_plan_get_a_mark_and_keep_their_exact_bar(resumed_on_plan):
+    figure = timeline(resumed_on_plan)
+    low, high = figure.axes[0].get_xlim()
+    bars = artists(figure, "job:long:")
+    narrow = [bar for bar in bars if bar.get_width() < MARK_SHARE * (high - low)]
+    assert sorted(bar.get_gid().split(":")[2] for bar in narrow) == [
+        "resumed",
+        "starting",
+    ]  # minutes beside days
+    for bar in bars:
+        marks = [
+            m for m in artists(figure, f"mark:{bar.get_gid()}") if m.get_gid() == f"mark:{bar.get_gid()}"
+        ]
+        if bar in narrow:
+            (mark,) = marks
+            assert list(mark.get_xdata()) == [pytest.approx(bar.get_x() + bar.get_width() / 2)]
+            assert mark.get_label() == bar.get_label() and mark.get_markersize() > 0
+        else:
+            assert marks == []
 
 
 def test_pools_that_expire_or_end_early_and_jobs_that_fail_stop_or_still_run(sm, backend):
