@@ -8,7 +8,7 @@ import threading
 import weakref
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, cast
+from typing import TYPE_CHECKING, Callable, Collection, Iterator, cast
 
 import boto3
 
@@ -21,7 +21,7 @@ from sagemaker_plans_local.protocol.service_model import botocore_session, servi
 from sagemaker_plans_local.service_registry import Services
 from sagemaker_plans_local.transport import in_job, layers
 from sagemaker_plans_local.transport.activation import Activation, activated
-from sagemaker_plans_local.transport.refusal import refuse_other_services
+from sagemaker_plans_local.transport.refusal import Refusal, refuse
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
 if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with the backend
@@ -141,28 +141,34 @@ class LocalBackend:
         self._emulation.objects.create_bucket(name, region, exist_ok=True)
         return name
 
-    def boto_session(self) -> boto3.session.Session:
+    def boto_session(self, passthrough: Collection[str] = ()) -> boto3.session.Session:
         """A boto3 session (fake credentials, the backend's region) whose every client is local.
 
         Emulated services are answered by this backend; any other service
-        answers ``NotImplemented`` instead of reaching AWS.
+        answers ``NotImplemented`` instead of reaching AWS, unless named in
+        ``passthrough`` (botocore names, e.g. ``{"ec2"}``; such a client still has fake credentials).
         """
         session = _boto3_session(region_name=self.region)
         events = session._session
         for service_name, hook in self.hooks().items():
             hook.attach_to_session(events, SERVICE_IDS[service_name])
-        events.register("before-call", refuse_other_services, unique_id="sagemaker-plans-local-refuse")
+        events.register(
+            "before-call", Refusal(passthrough=passthrough), unique_id="sagemaker-plans-local-refuse"
+        )
         return session
 
     @contextlib.contextmanager
-    def activate(self) -> Iterator["LocalBackend"]:
+    def activate(self, passthrough: Collection[str] = ()) -> Iterator["LocalBackend"]:
         """Answer every boto3 client created in the process while the block runs.
 
-        With a SageMaker Python SDK installed, its waits, telemetry and (v3)
+        A service this backend does not emulate answers ``NotImplemented``, never
+        AWS, unless named in ``passthrough`` (botocore names, e.g. ``{"ec2"}``):
+        those clients are left to AWS, with the credentials boto3 finds. With a
+        SageMaker Python SDK installed, its waits, telemetry and (v3)
         sagemaker-core's cached clients follow the activation too, whenever
         those clients were created (``docs/sdk.md``).
         """
-        with activated(Activation(self._attach, self.region)), layers.entered(self):
+        with activated(Activation(self._attach, self.region, passthrough)), layers.entered(self):
             yield self
 
     def script_job(
@@ -305,6 +311,8 @@ class LocalBackend:
         service_name = client.meta.service_model.service_name
         if service_name in SERVICE_IDS:
             self._hook(service_name, enabled).attach(client)
+        else:
+            refuse(client, enabled)
 
 
 class _Holding:

@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from datetime import datetime
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Collection, Iterator
 
 import attrs
 import boto3
@@ -30,7 +30,7 @@ from sagemaker_plans_local.protocol.service_model import botocore_session, share
 from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 from sagemaker_plans_local.transport import layers
 from sagemaker_plans_local.transport.activation import Activation, activated
-from sagemaker_plans_local.transport.refusal import refuse_other_services
+from sagemaker_plans_local.transport.refusal import refuse
 
 #: Real seconds between polls of a wall-clock server (and of a manual one with nothing scheduled).
 POLL_SECONDS = 0.05
@@ -100,11 +100,12 @@ class RemoteBackend:
         """Fake keys naming the account: the access key id is the account id."""
         return Credentials(self.account_id, SECRET_KEY)
 
-    def boto_session(self) -> boto3.session.Session:
+    def boto_session(self, passthrough: Collection[str] = ()) -> boto3.session.Session:
         """A boto3 session whose every emulated service's client goes to the server.
 
         Its clients get ``endpoint_url`` even when the caller names another
-        endpoint (SDK v2's regional STS endpoint); other services refuse.
+        endpoint (SDK v2's regional STS endpoint); other services refuse, but
+        those named in ``passthrough``.
         """
         with _SESSION_LOCK:
             session = boto3.session.Session(
@@ -124,7 +125,8 @@ class RemoteBackend:
             if bound.arguments["service_name"] in EMULATED_SERVICES:
                 bound.arguments["endpoint_url"] = self.endpoint_url
             client = original(*bound.args, **bound.kwargs)
-            self._refuse_unless_emulated(client)
+            if bound.arguments["service_name"] not in passthrough:
+                self._refuse_unless_emulated(client)
             return client
 
         core.create_client = create_client  # type: ignore[method-assign]  # this session's own
@@ -193,12 +195,13 @@ class RemoteBackend:
         return True
 
     @contextlib.contextmanager
-    def activate(self) -> Iterator["RemoteBackend"]:
+    def activate(self, passthrough: Collection[str] = ()) -> Iterator["RemoteBackend"]:
         """Every boto3 client created while the block runs goes to the server (and keeps going there).
 
-        The SDK layer (waits, telemetry) follows the activation, as for a ``LocalBackend``.
+        Services the server does not emulate answer NotImplemented unless named in ``passthrough``
+        (as for ``LocalBackend.activate``). The SDK layer (waits, telemetry) follows the activation.
         """
-        with activated(Activation(self._attach, self.region)), layers.entered(self):
+        with activated(Activation(self._attach, self.region, passthrough)), layers.entered(self):
             yield self
 
     def control(self, method: str, path: str, document: dict | None = None) -> dict:
@@ -230,7 +233,7 @@ class RemoteBackend:
     def _attach(self, client: Any, enabled: Callable[[], bool] = lambda: True) -> None:
         """Point a client made in an activation at the server, with the account's keys."""
         if client.meta.service_model.service_name not in EMULATED_SERVICES:
-            self._refuse_unless_emulated(client)
+            self._refuse_unless_emulated(client, enabled)
             return
         client.meta._endpoint_url = self.endpoint_url
         client._endpoint.host = self.endpoint_url
@@ -240,14 +243,9 @@ class RemoteBackend:
         client._request_signer._credentials = self.credentials()
 
     @staticmethod
-    def _refuse_unless_emulated(client: Any) -> None:
-        service_model = client.meta.service_model
-        if service_model.service_name not in SERVICE_IDS:
-            client.meta.events.register(
-                f"before-call.{service_model.service_id.hyphenize()}",
-                refuse_other_services,
-                unique_id="sagemaker-plans-local-refuse",
-            )
+    def _refuse_unless_emulated(client: Any, enabled: Callable[[], bool] = lambda: True) -> None:
+        if client.meta.service_model.service_name not in SERVICE_IDS:
+            refuse(client, enabled)
 
 
 #: A backend the SDK layer works with: in process, or a server's.
