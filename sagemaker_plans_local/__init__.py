@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING
 
+from sagemaker_plans_local.sdk.default_region import default_region_for_local_sessions
 from sagemaker_plans_local.transport import layers
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ def _sdk_layer(backend: LocalBackend) -> contextlib.AbstractContextManager:
 
 # LocalBackend.activate() routes the SDK's waits and cached clients too (docs/sdk.md).
 layers.register(_sdk_layer)
+# Nothing configured: local sessions (and SDK modules that make clients on import) get a region.
+default_region_for_local_sessions()
 
 
 def __getattr__(name: str):

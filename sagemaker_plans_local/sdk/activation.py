@@ -6,6 +6,7 @@ do nothing at all (no backend, no patch, no hook): the code runs against AWS.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -85,10 +86,15 @@ def activated(backend: Backend | None = None, endpoint_url: str | None = None) -
 
 
 def activate(backend: Backend | None = None, endpoint_url: str | None = None) -> Callable[[], None]:
-    """Like :func:`activated` for the rest of the process; returns a function that undoes it."""
+    """Like :func:`activated` for the rest of the process; returns a function that undoes it.
+
+    What is still active when the interpreter exits is undone at exit, before the modules are torn down.
+    """
     stack = contextlib.ExitStack()
     stack.enter_context(activated(backend, endpoint_url))
     with _lock:
+        if not _open:
+            atexit.register(_deactivate_all)
         _open.append(stack)
 
     def deactivate() -> None:
@@ -98,3 +104,12 @@ def activate(backend: Backend | None = None, endpoint_url: str | None = None) ->
         stack.close()
 
     return deactivate
+
+
+def _deactivate_all() -> None:
+    """Undo every :func:`activate` still open, innermost first (at interpreter exit)."""
+    with _lock:
+        stacks, _open[:] = list(reversed(_open)), []
+        atexit.unregister(_deactivate_all)
+    for stack in stacks:
+        stack.close()

@@ -115,6 +115,9 @@ def offline(tmp_path):
     env.update({name: DEAD_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")})
     env.update({name.lower(): DEAD_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY")})
     env.update({"NO_PROXY": "", "no_proxy": "", LOG_VARIABLE: str(log), "SAGEMAKER_SUPPRESS_V2_WARNING": "1"})
+    # A remote function's job installs the SDK it was pickled with (v2): from what is installed here,
+    # never the package index (which is not AWS, but is a connection all the same).
+    env["PIP_NO_INDEX"] = "1"
     env["PYTHONPATH"] = os.pathsep.join([str(recorder), str(ROOT), env.get("PYTHONPATH", "")]).rstrip(
         os.pathsep
     )

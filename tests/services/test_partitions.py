@@ -69,7 +69,7 @@ def test_sagemaker_arns(regional):
 def test_sts_iam_and_logs_arns(regional):
     backend, region, part = regional
     identity = backend.client("sts").get_caller_identity()
-    assert identity["Arn"] == f"arn:{part}:iam::{ACCOUNT}:user/sagemaker-plans-local"
+    assert identity["Arn"] == f"arn:{part}:sts::{ACCOUNT}:assumed-role/SageMakerRole/SageMaker"
     role = backend.client("iam").get_role(RoleName="SageMakerRole")["Role"]
     assert role["Arn"] == f"arn:{part}:iam::{ACCOUNT}:role/SageMakerRole"
     logs = backend.client("logs")

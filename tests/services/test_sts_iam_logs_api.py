@@ -52,8 +52,9 @@ def test_get_caller_identity_as_the_sdk_asks_it(services):
         sts = services.client("sts", region=region, endpoint_url=sts_regional_endpoint(region))
         identity = sts.get_caller_identity()
         assert identity["Account"] == ACCOUNT
-        assert identity["Arn"] == f"arn:aws:iam::{ACCOUNT}:user/sagemaker-plans-local"
-        assert identity["UserId"].startswith("AIDA")
+        assert identity["Arn"] == f"arn:aws:sts::{ACCOUNT}:assumed-role/SageMakerRole/SageMaker"
+        role = services.client("iam").get_role(RoleName="SageMakerRole")["Role"]
+        assert identity["UserId"] == f"{role['RoleId']}:SageMaker"  # as AWS: the role's id, the session
         assert identity["ResponseMetadata"]["HTTPStatusCode"] == 200
         assert identity["ResponseMetadata"]["RequestId"]
 

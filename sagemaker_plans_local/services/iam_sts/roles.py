@@ -34,5 +34,9 @@ class Roles:
             created = self._created.setdefault(
                 name, self._clock.now().astimezone(timezone.utc).replace(microsecond=0)
             )
-        digest = hashlib.sha256(f"{self.account_id}/{name}".encode()).hexdigest()
-        return Role(name, "AROA" + digest[:17].upper(), created)
+        return Role(name, role_id(self.account_id, name), created)
+
+
+def role_id(account_id: str, name: str) -> str:
+    """The stable ``AROA...`` id of the account's role ``name``."""
+    return "AROA" + hashlib.sha256(f"{account_id}/{name}".encode()).hexdigest()[:17].upper()
