@@ -261,11 +261,13 @@ def test_update_counts_add_and_delete_groups(emulation, clusters):
     assert plan.in_use == 3
     # Scale down: newest nodes go first, instances are given back.
     oldest = cluster.groups["gpu"].nodes[0]
-    clusters.update("c", {"InstanceGroups": [group("gpu", 1)], "InstanceGroupsToDelete": ["extra"]})
+    clusters.update(
+        "c", {"InstanceGroups": [group("gpu", 1, plan=plan)], "InstanceGroupsToDelete": ["extra"]}
+    )
     emulation.clock.advance(COLD)
     assert counts(cluster) == {"gpu": ("InService", 1)}
     assert cluster.groups["gpu"].nodes == [oldest]
-    assert cluster.groups["gpu"].plan is plan  # leaving TrainingPlanArn out keeps it
+    assert cluster.groups["gpu"].plan is plan
     assert plan.in_use == 1
 
 
@@ -284,7 +286,7 @@ def test_rejected_updates_change_nothing(emulation, clusters):
         (
             {"InstanceGroups": [group("ctl", 1, "ml.m5.xlarge", plan=plan)]},
             InvalidRequest,
-            "training plan of instance group ctl cannot be changed",
+            "instance type ml.m5.xlarge of instance group ctl does not match",
         ),
         ({"InstanceGroups": [group("gpu", 8, plan=plan)]}, InvalidRequest, "exceeds the 4 instances"),
         (
