@@ -128,10 +128,16 @@ def summary(cluster: Cluster) -> dict:
     }
 
 
-#: The model's ClusterCapacityType values (CapacityType of DescribeClusterNode).
-CAPACITY_TYPES = tuple(_model.shape_for("ClusterCapacityType").enum)
-#: The capacity type of an instance on a plan or on demand, and of a Spot one (checked against the model).
-ON_DEMAND, SPOT = (next(t for t in CAPACITY_TYPES if t == name) for name in ("OnDemand", "Spot"))
+#: The model's ClusterCapacityType values (DescribeClusterNode's CapacityType; none in a model without it).
+CAPACITY_TYPES = (
+    tuple(_model.shape_for("ClusterCapacityType").enum) if "ClusterCapacityType" in _model.shape_names else ()
+)
+
+
+def _capacity_type(spot: bool) -> dict:
+    """``CapacityType``: ``Spot`` or ``OnDemand`` (on a plan too), as far as the model has the value."""
+    wanted = "Spot" if spot else "OnDemand"
+    return {"CapacityType": wanted} if wanted in CAPACITY_TYPES else {}
 
 
 def _instance_members(node: Node) -> dict:
@@ -146,7 +152,7 @@ def _instance_members(node: Node) -> dict:
             "AvailabilityZone": instance.availability_zone,
             **zone_id_member(instance.availability_zone),
         },
-        "CapacityType": SPOT if instance.spot else ON_DEMAND,
+        **_capacity_type(instance.spot),
     }
 
 
