@@ -384,3 +384,54 @@ def test_plan_capacity_accounting_stays_right_through_any_updates(steps):
                 now = {k for k in logical_nodes(sm, InstanceGroupNameContains=name)}
                 old = {k for k in kept if k.startswith(name + "-")}
                 assert (old <= now) if count >= len(old) else (now < old)
+
+
+ULTRA, GB200 = "ml.u-p6e-gb200x72", "ml.p6e-gb200.36xlarge"  # 18 instances an UltraServer
+
+
+def test_nodes_moved_onto_an_ultraserver_plan_report_their_ultraserver(empty, sm):
+    """UltraServerInfo: chosen, nodes fill the block's UltraServers in order, each up to its
+    instances less the plan's spares (16 of 18 here)."""
+    backend = empty
+    backend.capacity.add(ULTRA, 2, PLAN_ZONE, *BLOCK[0])
+    offering = sm.search_training_plan_offerings(
+        UltraServerType=ULTRA,
+        UltraServerCount=2,
+        DurationHours=35,
+        TargetResources=["hyperpod-cluster"],
+        StartTimeAfter=BLOCK[0][0],
+    )["TrainingPlanOfferings"][0]
+    backend.settings.plan_payment_seconds = 0
+    plan = sm.create_training_plan(
+        TrainingPlanName="nvl",
+        TrainingPlanOfferingId=offering["TrainingPlanOfferingId"],
+        SpareInstanceCountPerUltraServer=2,
+    )["TrainingPlanArn"]
+    (rc,) = sm.describe_training_plan(TrainingPlanName="nvl")["ReservedCapacitySummaries"]
+    servers = [
+        u["UltraServerId"]
+        for u in sm.list_ultra_servers_by_reserved_capacity(ReservedCapacityArn=rc["ReservedCapacityArn"])[
+            "UltraServers"
+        ]
+    ]
+    sm.create_cluster(ClusterName="c", InstanceGroups=[group("gpu", 20, instance_type=GB200)])
+    advance_to(backend, at(2, 1))
+    assert all("UltraServerInfo" not in n for n in nodes_of(sm))
+    sm.update_cluster(ClusterName="c", InstanceGroups=[group("gpu", 20, plan, instance_type=GB200)])
+    backend.clock.advance(COLD)
+    sm.create_cluster(ClusterName="d", InstanceGroups=[group("gpu", 12, plan, instance_type=GB200)])
+    backend.clock.advance(COLD)
+    assert in_use(sm, "nvl") == 32
+
+    def on_servers(cluster):
+        found = {}
+        for node in nodes_of(sm, cluster):
+            info = node["UltraServerInfo"]
+            assert info["Type"] == ULTRA
+            found[info["Id"]] = found.get(info["Id"], 0) + 1
+            details = sm.describe_cluster_node(ClusterName=cluster, NodeId=node["InstanceId"])["NodeDetails"]
+            assert details["UltraServerInfo"] == info
+        return found
+
+    assert on_servers("c") == {servers[0]: 16, servers[1]: 4}
+    assert on_servers("d") == {servers[1]: 12}

@@ -153,7 +153,14 @@ def _instance_members(node: Node) -> dict:
             **zone_id_member(instance.availability_zone),
         },
         **_capacity_type(instance.spot),
+        **_ultra_server_info(node),
     }
+
+
+def _ultra_server_info(node: Node) -> dict:
+    """``UltraServerInfo`` of a node on an UltraServer plan's instance."""
+    server = node.instance.ultra_server if node.instance is not None else None
+    return {"UltraServerInfo": {"Id": server[0], "Type": server[1]}} if server else {}
 
 
 def node_summary(node: Node, logical_ids: bool = False) -> dict:
@@ -167,7 +174,7 @@ def node_summary(node: Node, logical_ids: bool = False) -> dict:
         "InstanceStatus": {"Status": node.status.value},
     }
     if node.instance is not None:
-        summary["PrivateDnsHostname"] = node.instance.private_dns
+        summary.update(PrivateDnsHostname=node.instance.private_dns, **_ultra_server_info(node))
     if logical_ids:
         summary["NodeLogicalId"] = node.logical_id
     return summary

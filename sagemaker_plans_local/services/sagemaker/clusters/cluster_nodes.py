@@ -44,6 +44,8 @@ class Instance:
     private_dns: str
     availability_zone: str
     spot: bool = False
+    #: (UltraServer id, UltraServer type) of an instance of an UltraServer plan.
+    ultra_server: tuple[str, str] | None = None
 
     @property
     def private_ip(self) -> str:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Iterable, Iterator, Mapping
 
@@ -282,16 +283,33 @@ class Clusters:
         if group.status != InstanceGroupStatus.IN_SERVICE:
             return
         zone = self._zones[0]
+        servers: Iterator[tuple[str, str]] = iter(())
         if group.held is not None:
             rc = self._plans.allocate(group.held, consumer_key(cluster, group), len(pending), at)
             if rc is None:
                 return
-            zone = rc.availability_zone
+            zone, servers = rc.availability_zone, self._ultra_server_slots(group.held, rc)
         for node in pending:
             sequence = next(self._node_sequence)
-            node.instance = new_instance(
-                cluster.arn, self._region, zone, at, sequence, wants_spot(group.spec)
-            )
+            instance = new_instance(cluster.arn, self._region, zone, at, sequence, wants_spot(group.spec))
+            instance.ultra_server = next(servers, None)
+            node.instance = instance
+
+    def _ultra_server_slots(self, plan: TrainingPlan, rc: ReservedCapacity) -> Iterator[tuple[str, str]]:
+        """Free places on the block's UltraServers, first server first: each holds its instances
+        less the plan's spares (chosen), counting the nodes already on it."""
+        ultra = plan.capacity.ultra_server
+        if ultra is None:
+            return
+        taken = Counter(
+            node.instance.ultra_server[0]
+            for _, group in self._groups_on(plan, held=True)
+            for node in group.nodes
+            if node.instance is not None and node.instance.ultra_server is not None
+        )
+        for server in rc.ultra_servers:
+            for _ in range(ultra.instances - plan.spares_per_ultra_server - taken[server]):
+                yield server, ultra.name
 
     def _ask_for_nodes(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> None:
         """Add waiting nodes up to the group's InstanceCount."""
