@@ -164,3 +164,73 @@ def test_raw_json(backend, sm, cluster):
     ):
         status, document = call(body)
         assert (status, document["__type"]) == (400, "ValidationException"), body
+
+
+def test_nodes_report_placement_and_capacity_type(backend, sm, cluster):
+    """Placement and CapacityType (the model's ClusterCapacityType values) of on-demand and Spot nodes."""
+    capacity_types = MODEL.shape_for("ClusterCapacityType").enum
+    sm.create_cluster(ClusterName="spot", InstanceGroups=[group("g", 2, CapacityRequirements={"Spot": {}})])
+    backend.clock.advance(3600)
+    for name, expected in (("c1", "OnDemand"), ("spot", "Spot")):
+        for summary in sm.list_cluster_nodes(ClusterName=name)["ClusterNodeSummaries"]:
+            response = sm.describe_cluster_node(ClusterName=name, NodeId=summary["InstanceId"])
+            assert_conforms("DescribeClusterNode", response)
+            details = response["NodeDetails"]
+            assert details["CapacityType"] == expected and expected in capacity_types
+            # Chosen: on-demand nodes are placed in the region's first zone.
+            assert details["Placement"] == {
+                "AvailabilityZone": "us-east-1a",
+                "AvailabilityZoneId": "use1-az1",
+            }
+
+
+def test_include_node_logical_ids_lists_nodes_still_being_provisioned(backend, sm, cluster):
+    """Without the flag only nodes with an instance, and no NodeLogicalId; with it every node."""
+    plain = listed(sm)
+    assert all("NodeLogicalId" not in n for n in plain)
+    with_ids = sm.list_cluster_nodes(ClusterName="c1", IncludeNodeLogicalIds=True)
+    assert_conforms("ListClusterNodes", with_ids)
+    by_id = {n["InstanceId"]: n["NodeLogicalId"] for n in with_ids["ClusterNodeSummaries"]}
+    for summary in plain:
+        details = sm.describe_cluster_node(ClusterName="c1", NodeId=summary["InstanceId"])["NodeDetails"]
+        assert by_id[summary["InstanceId"]] == details["NodeLogicalId"]
+    # A scale-up asks for the new nodes at once: they wait, without an instance, until the update completes.
+    sm.update_cluster(ClusterName="c1", InstanceGroups=[group("workers", 5), group("ctrl", 1)])
+    assert len(listed(sm)) == 4
+    every = sm.list_cluster_nodes(ClusterName="c1", IncludeNodeLogicalIds=True, MaxResults=100)
+    assert_conforms("ListClusterNodes", every)
+    waiting = [n for n in every["ClusterNodeSummaries"] if n["InstanceStatus"]["Status"] == "Pending"]
+    assert len(waiting) == 2 and {n["InstanceId"] for n in waiting} == {""}
+    assert all(LOGICAL_ID.fullmatch(n["NodeLogicalId"]) and "PrivateDnsHostname" not in n for n in waiting)
+    for node in waiting:
+        details = sm.describe_cluster_node(ClusterName="c1", NodeLogicalId=node["NodeLogicalId"])
+        assert_conforms("DescribeClusterNode", details)
+        assert "InstanceId" not in details["NodeDetails"]
+    # Paging with the flag: the token is bound to it.
+    first = sm.list_cluster_nodes(ClusterName="c1", IncludeNodeLogicalIds=True, MaxResults=4)
+    rest = sm.list_cluster_nodes(
+        ClusterName="c1", IncludeNodeLogicalIds=True, MaxResults=4, NextToken=first["NextToken"]
+    )
+    paged = first["ClusterNodeSummaries"] + rest["ClusterNodeSummaries"]
+    assert sorted(n["NodeLogicalId"] for n in paged) == sorted(
+        n["NodeLogicalId"] for n in every["ClusterNodeSummaries"]
+    )
+    with pytest.raises(ClientError) as excinfo:
+        sm.list_cluster_nodes(ClusterName="c1", MaxResults=4, NextToken=first["NextToken"])
+    assert error_of(excinfo)[0] == "ValidationException"
+    backend.clock.advance(3600)
+    summaries = sm.list_cluster_nodes(ClusterName="c1", IncludeNodeLogicalIds=True)["ClusterNodeSummaries"]
+    assert {n["NodeLogicalId"]: n["InstanceStatus"]["Status"] for n in summaries} == {
+        n["NodeLogicalId"]: "Running" for n in every["ClusterNodeSummaries"]
+    }
+
+
+def test_nodes_of_a_cluster_being_created_wait_with_logical_ids(backend, sm):
+    sm.create_cluster(ClusterName="new", InstanceGroups=[group("g", 2)])
+    assert sm.list_cluster_nodes(ClusterName="new")["ClusterNodeSummaries"] == []
+    waiting = sm.list_cluster_nodes(ClusterName="new", IncludeNodeLogicalIds=True)["ClusterNodeSummaries"]
+    assert [n["InstanceStatus"]["Status"] for n in waiting] == ["Pending", "Pending"]
+    backend.clock.advance(3600)
+    running = sm.list_cluster_nodes(ClusterName="new", IncludeNodeLogicalIds=True)["ClusterNodeSummaries"]
+    assert [n["NodeLogicalId"] for n in running] == [n["NodeLogicalId"] for n in waiting]
+    assert all(NODE_ID.fullmatch(n["InstanceId"]) for n in running)

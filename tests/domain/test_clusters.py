@@ -261,11 +261,13 @@ def test_update_counts_add_and_delete_groups(emulation, clusters):
     assert plan.in_use == 3
     # Scale down: newest nodes go first, instances are given back.
     oldest = cluster.groups["gpu"].nodes[0]
-    clusters.update("c", {"InstanceGroups": [group("gpu", 1)], "InstanceGroupsToDelete": ["extra"]})
+    clusters.update(
+        "c", {"InstanceGroups": [group("gpu", 1, plan=plan)], "InstanceGroupsToDelete": ["extra"]}
+    )
     emulation.clock.advance(COLD)
     assert counts(cluster) == {"gpu": ("InService", 1)}
     assert cluster.groups["gpu"].nodes == [oldest]
-    assert cluster.groups["gpu"].plan is plan  # leaving TrainingPlanArn out keeps it
+    assert cluster.groups["gpu"].plan is plan
     assert plan.in_use == 1
 
 
@@ -284,7 +286,7 @@ def test_rejected_updates_change_nothing(emulation, clusters):
         (
             {"InstanceGroups": [group("ctl", 1, "ml.m5.xlarge", plan=plan)]},
             InvalidRequest,
-            "training plan of instance group ctl cannot be changed",
+            "instance type ml.m5.xlarge of instance group ctl does not match",
         ),
         ({"InstanceGroups": [group("gpu", 8, plan=plan)]}, InvalidRequest, "exceeds the 4 instances"),
         (
@@ -361,3 +363,34 @@ def test_training_jobs_cannot_use_a_hyperpod_plan_and_clusters_ignore_job_plans(
     spec["ResourceConfig"]["TrainingPlanArn"] = plan.arn
     with pytest.raises(InvalidRequest, match="targets hyperpod-cluster"):
         emulation.region("us-east-1").training_jobs.create(spec)
+
+
+def test_plan_nodes_keep_their_logical_ids_across_blocks(emulation, clusters):
+    """At a block's cutoff the nodes lose their instances but not their logical ids (chosen)."""
+    plan = buy(emulation, "plan", TWO_BLOCKS)
+    cluster = create(clusters, "c1", group("gpu", 2, plan=plan))
+    assert [n.status for n in cluster.nodes()] == ["Pending", "Pending"]
+    advance_to(emulation, at(2))
+    first = {n.logical_id: n.instance_id for n in cluster.nodes()}
+    assert len(first) == 2 and None not in first.values()
+    advance_to(emulation, at(3, 10, 30))
+    assert {n.logical_id: n.instance_id for n in cluster.nodes()} == dict.fromkeys(first)
+    advance_to(emulation, at(5, 11, 30))
+    second = {n.logical_id: n.instance_id for n in cluster.nodes()}
+    assert set(second) == set(first) and not set(second.values()) & set(first.values())
+    assert {n.instance.availability_zone for n in cluster.nodes()} == {"us-east-1a"}
+
+
+def test_moving_a_group_between_plans_frees_one_and_takes_the_other(emulation, clusters):
+    first, second = buy(emulation, "first", TWO_BLOCKS), buy(emulation, "second", TWO_BLOCKS)
+    cluster = create(clusters, "c", group("gpu", 3, plan=first))
+    advance_to(emulation, at(2))
+    assert (first.in_use, second.in_use) == (3, 0)
+    clusters.update("c", {"InstanceGroups": [group("gpu", 3, plan=second)]})
+    gpu = cluster.groups["gpu"]
+    assert (gpu.plan, gpu.held, first.in_use) == (second, first, 3)
+    emulation.clock.advance(COLD)
+    assert (gpu.plan, gpu.held, first.in_use, second.in_use) == (second, second, 0, 3)
+    clusters.update("c", {"InstanceGroups": [group("gpu", 1)]})
+    emulation.clock.advance(COLD)
+    assert (gpu.plan, gpu.held, first.in_use, second.in_use, gpu.current_count) == (None, None, 0, 0, 1)

@@ -82,6 +82,7 @@ class InstanceGroupStatus(_StrEnum):
 class NodeStatus(_StrEnum):
     """ClusterInstanceStatus (those the emulation enters)."""
 
+    PENDING = "Pending"
     RUNNING = "Running"
 
 

@@ -15,6 +15,8 @@ ListClusters: ``NameContains`` is a case-sensitive substring of the name,
 ``TrainingPlanArn`` keeps clusters with at least one group on that plan;
 ``ClusterSummary.TrainingPlanArns`` lists the plans of the cluster's groups
 (left out when there are none).
+ListClusterNodes and DescribeClusterNode: nodes still waiting for an instance, ``NodeLogicalId``,
+``Placement`` and ``CapacityType`` as docs/training-plans.md ("HyperPod clusters on a plan") says.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from botocore.model import Shape
 
 from sagemaker_plans_local.protocol.pagination import indexed_page, sorted_page, within
 from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.services.sagemaker.api.plan_shapes import zone_id_member
 from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import Node, find_node
 from sagemaker_plans_local.services.sagemaker.clusters.cluster_records import Cluster, InstanceGroup
 from sagemaker_plans_local.services.sagemaker.region import Region
@@ -125,15 +128,56 @@ def summary(cluster: Cluster) -> dict:
     }
 
 
-def node_summary(node: Node) -> dict:
+#: The model's ClusterCapacityType values (DescribeClusterNode's CapacityType; none in a model without it).
+CAPACITY_TYPES = (
+    tuple(_model.shape_for("ClusterCapacityType").enum) if "ClusterCapacityType" in _model.shape_names else ()
+)
+
+
+def _capacity_type(spot: bool) -> dict:
+    """``CapacityType``: ``Spot`` or ``OnDemand`` (on a plan too), as far as the model has the value."""
+    wanted = "Spot" if spot else "OnDemand"
+    return {"CapacityType": wanted} if wanted in CAPACITY_TYPES else {}
+
+
+def _instance_members(node: Node) -> dict:
+    """The members only a node with an instance has (a waiting node has none of them)."""
+    instance = node.instance
+    if instance is None:
+        return {}
     return {
-        "InstanceGroupName": node.group_name,
-        "InstanceId": node.instance_id,
-        "InstanceType": node.instance_type,
-        "LaunchTime": node.launch_time,
-        "InstanceStatus": {"Status": node.status.value},
-        "PrivateDnsHostname": node.private_dns,
+        "PrivatePrimaryIp": instance.private_ip,
+        "PrivateDnsHostname": instance.private_dns,
+        "Placement": {
+            "AvailabilityZone": instance.availability_zone,
+            **zone_id_member(instance.availability_zone),
+        },
+        **_capacity_type(instance.spot),
+        **_ultra_server_info(node),
     }
+
+
+def _ultra_server_info(node: Node) -> dict:
+    """``UltraServerInfo`` of a node on an UltraServer plan's instance."""
+    server = node.instance.ultra_server if node.instance is not None else None
+    return {"UltraServerInfo": {"Id": server[0], "Type": server[1]}} if server else {}
+
+
+def node_summary(node: Node, logical_ids: bool = False) -> dict:
+    """A ClusterNodeSummary; a node still without an instance has ``InstanceId`` "" (chosen) and
+    ``LaunchTime`` the moment it was asked for (both are required members of the summary)."""
+    summary = {
+        "InstanceGroupName": node.group_name,
+        "InstanceId": node.instance_id or "",
+        "InstanceType": node.instance_type,
+        "LaunchTime": node.created_at,
+        "InstanceStatus": {"Status": node.status.value},
+    }
+    if node.instance is not None:
+        summary.update(PrivateDnsHostname=node.instance.private_dns, **_ultra_server_info(node))
+    if logical_ids:
+        summary["NodeLogicalId"] = node.logical_id
+    return summary
 
 
 #: Instance-group request members DescribeClusterNode reports for each node of the group.
@@ -151,14 +195,13 @@ def node_details(group: InstanceGroup, node: Node) -> dict:
     details: dict[str, Any] = {name: group.spec[name] for name in NODE_ECHOED if name in group.spec}
     details.update(
         InstanceGroupName=node.group_name,
-        InstanceId=node.instance_id,
         NodeLogicalId=node.logical_id,
         InstanceStatus={"Status": node.status.value},
         InstanceType=node.instance_type,
-        LaunchTime=node.launch_time,
-        PrivatePrimaryIp=node.private_ip,
-        PrivateDnsHostname=node.private_dns,
     )
+    if node.instance is not None:
+        details.update(InstanceId=node.instance.instance_id, LaunchTime=node.instance.launch_time)
+    details.update(_instance_members(node))
     group_details = _group(group)
     for name in ("CurrentImageId", "DesiredImageId", "KubernetesConfig"):
         if name in group_details:
@@ -216,7 +259,7 @@ def list_clusters(region: Region, params: dict) -> dict:
 
 
 _NODE_SORT_KEYS = {
-    "CREATION_TIME": lambda node: node.launch_time.timestamp(),
+    "CREATION_TIME": lambda node: node.created_at.timestamp(),
     "NAME": lambda node: node.group_name,
 }
 
@@ -224,17 +267,26 @@ _NODE_SORT_KEYS = {
 def _node_matches(node: Node, params: dict) -> bool:
     if "InstanceGroupNameContains" in params and params["InstanceGroupNameContains"] not in node.group_name:
         return False
-    return within(node.launch_time, params, "CreationTime")
+    return within(node.created_at, params, "CreationTime")
 
 
 def list_cluster_nodes(region: Region, params: dict) -> dict:
-    """Up to ``MaxResults`` matching nodes (filter then take), sorted per call: a cluster's own nodes."""
+    """Up to ``MaxResults`` matching nodes (filter then take), sorted per call: a cluster's own nodes.
+
+    Only nodes with an instance, unless ``IncludeNodeLogicalIds``: then every node, each
+    with its ``NodeLogicalId`` (the member's documentation)."""
     cluster = region.clusters.get(params["ClusterName"])
-    nodes = (n for n in cluster.nodes() if _node_matches(n, params))
+    every = bool(params.get("IncludeNodeLogicalIds"))
+    nodes = (n for n in cluster.nodes() if (every or n.instance is not None) and _node_matches(n, params))
     chunk, token = sorted_page(
-        nodes, params, _NODE_SORT_KEYS, "CREATION_TIME", lambda n: n.sequence, ClusterName=cluster.arn
+        nodes,
+        params,
+        _NODE_SORT_KEYS,
+        "CREATION_TIME",
+        lambda n: n.sequence,
+        ClusterName=cluster.arn,
     )
-    return {"ClusterNodeSummaries": [node_summary(n) for n in chunk], "NextToken": token}
+    return {"ClusterNodeSummaries": [node_summary(n, every) for n in chunk], "NextToken": token}
 
 
 HANDLERS = {

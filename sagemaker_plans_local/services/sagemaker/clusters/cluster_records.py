@@ -15,13 +15,22 @@ from sagemaker_plans_local.services.sagemaker.statuses import ClusterStatus, Ins
 
 @attrs.define(eq=False)
 class InstanceGroup:
-    """One instance group: its request (echoed), its plan and its nodes."""
+    """One instance group: its request (echoed), its plan and its nodes.
+
+    ``plan`` is the plan of the group's latest request; ``held`` the plan its running
+    nodes take their instances from. They differ only while an update that moves the
+    group onto, off or between plans is in progress.
+    """
 
     name: str
     spec: dict
     plan: TrainingPlan | None
     status: InstanceGroupStatus = InstanceGroupStatus.CREATING
     nodes: list[Node] = attrs.Factory(list)
+    held: TrainingPlan | None = None
+
+    def __attrs_post_init__(self) -> None:
+        self.held = self.plan
 
     @property
     def instance_type(self) -> str:
@@ -33,7 +42,13 @@ class InstanceGroup:
 
     @property
     def current_count(self) -> int:
-        return len(self.nodes)
+        """The nodes that have an instance."""
+        return sum(1 for node in self.nodes if node.instance is not None)
+
+    @property
+    def pending(self) -> list[Node]:
+        """The nodes still waiting for an instance."""
+        return [node for node in self.nodes if node.instance is None]
 
     @property
     def training_plan_arn(self) -> str | None:

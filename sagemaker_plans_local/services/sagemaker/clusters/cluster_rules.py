@@ -12,9 +12,13 @@ from sagemaker_plans_local.services.sagemaker.statuses import USABLE_PLAN_STATUS
 
 NO_REQUIREMENTS = "InstanceRequirements is not supported by sagemaker-plans-local; specify InstanceType."
 NO_RESTRICTED_GROUPS = "RestrictedInstanceGroups are not supported by sagemaker-plans-local."
+NO_SPOT_ON_PLANS = (
+    "Instance group {group} cannot request Spot capacity: its instances come from its training plan."
+)
 
 #: One group of an UpdateCluster request: its full request, the group it changes (None: a new
-#: group) and its training plan.
+#: group) and its training plan (None: on-demand; the request's ``TrainingPlanArn``, so leaving it
+#: out takes an existing group off its plan).
 GroupChange = tuple[dict, InstanceGroup | None, TrainingPlan | None]
 
 
@@ -39,7 +43,10 @@ def check_size(group_spec: Mapping, plan: TrainingPlan) -> None:
 
 
 def plan_for(plans: TrainingPlans, group_spec: Mapping, new: bool) -> TrainingPlan | None:
-    """Check a new group's request; returns its training plan, if any."""
+    """Check a group's request; returns its training plan, if any.
+
+    ``new``: the group is new or gets this plan now (the plan must be Scheduled or Active).
+    """
     if "InstanceRequirements" in group_spec:
         raise InvalidRequest(NO_REQUIREMENTS)
     if not group_spec.get("InstanceType"):
@@ -51,6 +58,8 @@ def plan_for(plans: TrainingPlans, group_spec: Mapping, new: bool) -> TrainingPl
         return None
     plan = plans.get(arn)
     group = group_spec["InstanceGroupName"]
+    if "Spot" in (group_spec.get("CapacityRequirements") or {}):
+        raise InvalidRequest(NO_SPOT_ON_PLANS.format(group=group))
     if plan.target != PlanTarget.HYPERPOD_CLUSTER:
         raise InvalidRequest(
             f"Training plan {plan.name} targets {plan.target}; it cannot be used "
@@ -93,18 +102,14 @@ def group_changes(plans: TrainingPlans, cluster: Cluster, group_specs: list[Mapp
             changes.append((group_spec, None, plan_for(plans, group_spec, new=True)))
             continue
         group_spec.setdefault("InstanceType", existing.instance_type)
-        if existing.plan is not None:
-            group_spec.setdefault("TrainingPlanArn", existing.spec["TrainingPlanArn"])
         if group_spec["InstanceType"] != existing.instance_type:
             raise InvalidRequest(
                 f"The instance type of instance group {existing.name} cannot be "
                 f"changed from {existing.instance_type} to {group_spec['InstanceType']}."
             )
-        if group_spec.get("TrainingPlanArn") != existing.spec.get("TrainingPlanArn"):
-            raise InvalidRequest(f"The training plan of instance group {existing.name} cannot be changed.")
-        if "InstanceRequirements" in group_spec:
-            raise InvalidRequest(NO_REQUIREMENTS)
-        if existing.plan is not None:
-            check_size(group_spec, existing.plan)
-        changes.append((group_spec, existing, existing.plan))
+        if group_spec.get("TrainingPlanArn") == existing.training_plan_arn:
+            plan = plan_for(plans, group_spec, new=False)
+        else:  # a plan added, replaced or removed: the new one is checked as for a new group
+            plan = plan_for(plans, group_spec, new=True)
+        changes.append((group_spec, existing, plan))
     return changes

@@ -1,97 +1,35 @@
 """SageMaker HyperPod clusters, as far as instance groups on training plans need them.
 
-Rules (AWS-documented ones first, then the choices of sagemaker-plans-local,
-marked "chosen"):
+The rules, AWS's and the choices (marked "chosen"), are listed in docs/training-plans.md
+("HyperPod clusters on a plan"); node ids in ``cluster_nodes.py``, request checks in
+``cluster_rules.py``. In short:
 
-Clusters
-- ARN ``arn:aws:sagemaker:<region>:<account>:cluster/<id>``; chosen: ``<id>`` is
-  12 lowercase hex digits of a digest of (region, account, a per-region
-  counter, name), so the same calls on a fresh backend give the same ARNs.
-- Names are unique per region; CreateCluster with a taken name (also one
-  still ``Deleting``) is ``ResourceInUse``. DescribeCluster, UpdateCluster,
-  DeleteCluster and ListClusterNodes take the name or the ARN; an unknown one
-  is ``ResourceNotFound``.
-- Status: ``Creating`` → ``InService`` after ``settings.cold_start_seconds``;
-  UpdateCluster: ``Updating`` → ``InService`` after the same delay; DeleteCluster:
-  ``Deleting``, and chosen: the cluster is gone (``ResourceNotFound``) 60 s
-  (``DELETE_SECONDS``) later. ``Failed``/``RollingBack``/``SystemUpdating`` never occur.
-- Chosen: DeleteCluster is allowed while ``Creating``, ``Updating`` or
-  ``InService`` (it cancels the pending create/update); on a cluster already
-  ``Deleting`` it is a ``ConflictException``. UpdateCluster is allowed only
-  when ``InService``; otherwise ``ConflictException`` (both errors are in the
-  model for these operations).
-- Chosen: at DeleteCluster every node goes away at once and every training-plan
-  allocation of the cluster is released at once (so other groups on those
-  plans can take the instances); the cluster stays describable, ``Deleting``,
-  with its groups ``Deleting`` and ``CurrentCount`` 0, until it is gone.
-- Chosen: ``InstanceGroups`` is required on CreateCluster (the model makes it
-  optional), ``RestrictedInstanceGroups`` and per-group ``InstanceRequirements``
-  are not supported (``ValidationException``), and every group needs an
-  ``InstanceType``. ``Tags`` are listed by ListTags (``domain/tags.py``).
-- Chosen: ``NodeRecovery`` is reported as given, ``Automatic`` when not given.
-
-Instance groups
-- ``InstanceGroupName`` is unique within the cluster (``ValidationException``).
-  Groups are ``Creating`` while the cluster is, ``InService`` afterwards.
-  ``TargetCount`` is the group's ``InstanceCount``, ``CurrentCount`` its nodes.
-- Groups without ``TrainingPlanArn`` get ``InstanceCount`` ``Running`` nodes when
-  they become ``InService`` (LaunchTime = that moment).
-- Groups with ``TrainingPlanArn``: the plan must exist in the region
-  (``ResourceNotFound``), target ``hyperpod-cluster``, have the group's instance
-  type, at least the group's ``InstanceCount`` instances, and be ``Scheduled``
-  or ``Active`` (the guide's training-plan-utilization-for-hyperpod page)
-  (otherwise ``ValidationException``; the last check applies to new groups only).
-  The group is ``InService`` even before the plan is ``Active``; ``TrainingPlanStatus`` shows the plan's status.
-- Such a group has nodes only while a block of its plan is active: when the
-  group is ``InService`` and the plan has an active block, it takes
-  ``InstanceCount`` instances from the plan (consumer
-  ``cluster:<cluster>/<group>``), which then count in the plan's
-  ``InUseInstanceCount``, and gets that many ``Running`` nodes launched at that
-  moment. One hour before the block ends (the plan's HyperPod cutoff) its nodes
-  are removed and the instances given back; they come back when the plan's
-  next block becomes active.
-- Chosen: groups (of one or several clusters) on the same plan share its
-  instances. A group takes all the instances it is missing at once or none
-  (no partial groups). A group still missing instances retries, in the order
-  the clusters and groups were created, whenever a block of its plan becomes
-  active and whenever another group releases instances of that plan (scale
-  down, group deletion, cluster deletion). Several groups in one request may
-  name the same plan even if together they need more than it holds.
-- Chosen: nodes are removed at once (no ``ShuttingDown`` state is shown).
-
-UpdateCluster
-- ``InstanceGroups`` naming an existing group change it: chosen, the new
-  group request replaces the old one (members left out are no longer
-  reported), so the ``InstanceCount`` and echoed settings change; new names add
-  groups (same checks as CreateCluster). Cluster-level settings given
-  (``NodeRecovery``, ``TieredStorageConfig``, ``AutoScaling``, ...) replace the
-  old ones. Chosen: a request that changes nothing is accepted and still goes
-  through ``Updating``.
-  Chosen: an existing group's ``InstanceType`` and ``TrainingPlanArn`` cannot
-  change (``ValidationException``; leaving either out keeps it) and
-  its new ``InstanceCount`` must not exceed its plan's instances.
-- ``InstanceGroupsToDelete`` removes groups; an unknown name, or a name also
-  listed in ``InstanceGroups``, is a ``ValidationException``. Chosen: a deleted
-  group's nodes go and its plan instances are released at once; it is shown
-  ``Deleting`` until the update completes, then disappears.
-- Chosen: changed groups are ``Updating`` and new groups ``Creating`` while the
-  cluster is ``Updating``; new counts (scale up or down, newest nodes removed
-  first) apply when the update completes.
-- A rejected request changes nothing.
-
-ListClusterNodes
-- Node ids and logical ids: see ``domain/cluster_nodes.py``; every node
-  listed is ``Running``. Chosen: ``CreationTimeAfter``/``CreationTimeBefore``
-  compare the node's ``LaunchTime`` (strictly), ``InstanceGroupNameContains`` is
-  a case-sensitive substring, ``SortBy`` ``NAME`` sorts by instance group name
-  (then launch order), ``CREATION_TIME`` (default) by ``LaunchTime``.
-  ``IncludeNodeLogicalIds`` is accepted and ignored.
+- Clusters: ``Creating`` → ``InService`` after ``settings.cold_start_seconds``;
+  UpdateCluster: ``Updating`` → ``InService`` after the same delay, allowed only when
+  ``InService`` (``ConflictException``); DeleteCluster: ``Deleting``, gone
+  ``DELETE_SECONDS`` later, every node and plan allocation released at once.
+  Chosen: ARN ids are 12 hex digits of a digest (deterministic per backend).
+- Nodes are asked for (``Pending``, a logical id, no instance) when their group is
+  created or scaled up, and launched (``Running``) when the group is ``InService``:
+  on-demand groups at once, groups on a plan while a block of the plan is active,
+  taking instances from it (consumer ``cluster:<cluster>/<group>``) all at once or
+  not at all, retried in creation order whenever a block starts or instances of the
+  plan are released. One hour before a block ends the nodes lose their instances
+  (back to ``Pending``), and get new ones in the next block.
+- UpdateCluster: a group's request replaces the old one; its ``TrainingPlanArn`` is
+  the plan from now on (AWS's "Update a SageMaker HyperPod cluster on training plans":
+  a plan can be added, updated or removed; leaving it out removes it). Chosen: the
+  group is ``Updating`` until the update completes; then the move happens: its nodes'
+  instances are given back to the old plan (or on-demand capacity) and the same
+  nodes (same logical ids) get new instances from the new plan (or on demand), and
+  the count changes (a scale down removes waiting nodes first, then the newest).
 """
 
 from __future__ import annotations
 
 import hashlib
 import itertools
+from collections import Counter
 from datetime import datetime, timedelta
 from typing import Iterable, Iterator, Mapping
 
@@ -100,7 +38,11 @@ from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.errors import Conflict, InUse, InvalidRequest, NotFound
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.store import Position, Table
-from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import Node, new_node
+from sagemaker_plans_local.services.sagemaker.clusters.cluster_nodes import (
+    new_instance,
+    new_node,
+    wants_spot,
+)
 from sagemaker_plans_local.services.sagemaker.clusters.cluster_records import (
     Cluster,
     InstanceGroup,
@@ -121,6 +63,7 @@ from sagemaker_plans_local.services.sagemaker.plans.training_plans import (
     TrainingPlan,
     TrainingPlans,
 )
+from sagemaker_plans_local.services.sagemaker.plans.zones import availability_zones
 from sagemaker_plans_local.services.sagemaker.statuses import (
     ClusterStatus,
     InstanceGroupStatus,
@@ -158,6 +101,7 @@ class Clusters:
         self._clusters: Table[Cluster] = Table(CLUSTER_INDEXES)
         self._sequence = itertools.count(1)
         self._node_sequence = itertools.count(1)
+        self._zones = availability_zones(region)
         plans.subscribe(self._on_plan_event)
 
     # -- queries -------------------------------------------------------------
@@ -208,9 +152,7 @@ class Clusters:
         )
         cluster.settings.setdefault("NodeRecovery", DEFAULT_NODE_RECOVERY)
         for group_spec, plan in planned:
-            cluster.groups[group_spec["InstanceGroupName"]] = InstanceGroup(
-                group_spec["InstanceGroupName"], group_spec, plan
-            )
+            cluster.groups[group_spec["InstanceGroupName"]] = self._new_group(cluster, group_spec, plan, now)
         self._clusters.put(name, cluster)
         self._schedule_ready(cluster, now)
         return cluster
@@ -236,7 +178,7 @@ class Clusters:
     def _apply_update(
         self, cluster: Cluster, spec: Mapping, to_delete: list[str], changes: list[GroupChange]
     ) -> None:
-        """Apply a valid UpdateCluster request."""
+        """Apply a valid UpdateCluster request: new and added nodes are asked for at once."""
         now = self._clock.now()
         cluster.status = ClusterStatus.UPDATING
         cluster.last_modified = now
@@ -246,15 +188,17 @@ class Clusters:
         for name in to_delete:
             group = cluster.groups[name]
             group.status = InstanceGroupStatus.DELETING
-            if self._drop_nodes(cluster, group) and group.plan is not None:
-                released.add(group.plan.arn)
+            held = group.held
+            if self._drop_nodes(cluster, group) and held is not None:
+                released.add(held.arn)
         for group_spec, existing, plan in changes:
             if existing is None:
                 name = group_spec["InstanceGroupName"]
-                cluster.groups[name] = InstanceGroup(name, group_spec, plan)
+                cluster.groups[name] = self._new_group(cluster, group_spec, plan, now)
             else:
-                existing.spec = group_spec
+                existing.spec, existing.plan = group_spec, plan
                 existing.status = InstanceGroupStatus.UPDATING
+                self._ask_for_nodes(cluster, existing, now)
         self._schedule_ready(cluster, now)
         for arn in released:
             self._retry(self._plans.get(arn), now)
@@ -272,8 +216,9 @@ class Clusters:
         released = []
         for group in cluster.groups.values():
             group.status = InstanceGroupStatus.DELETING
-            if self._drop_nodes(cluster, group) and group.plan is not None:
-                released.append(group.plan)
+            held = group.held
+            if self._drop_nodes(cluster, group) and held is not None:
+                released.append(held)
         cluster.events.append(
             self._clock.schedule(
                 now + self._service_time(DELETE_SECONDS), lambda at: self._clusters.delete(cluster.name)
@@ -298,55 +243,117 @@ class Clusters:
         cluster.last_modified = at
         for name in [n for n, g in cluster.groups.items() if g.status == InstanceGroupStatus.DELETING]:
             del cluster.groups[name]
+        freed: list[TrainingPlan] = []
         for group in cluster.groups.values():
             group.status = InstanceGroupStatus.IN_SERVICE
+            freed += self._settle(cluster, group)
         for group in list(cluster.groups.values()):
             self._provision(cluster, group, at)
+        for plan in dict.fromkeys(freed):
+            self._retry(plan, at)
+
+    def _settle(self, cluster: Cluster, group: InstanceGroup) -> list[TrainingPlan]:
+        """Move the group onto its requested plan (or off it) and to its InstanceCount.
+
+        A move takes every node's instance back (the nodes wait for new ones); a scale
+        down removes nodes still waiting first, then the newest. Returns the plans
+        whose instances were given back.
+        """
+        freed = []
+        if group.held is not group.plan:
+            if self._take_back(cluster, group, group.held) and group.held is not None:
+                freed.append(group.held)
+            group.held = group.plan
+        surplus = len(group.nodes) - group.instance_count
+        if surplus > 0:
+            order = sorted(group.nodes, key=lambda n: (n.instance is None, n.sequence), reverse=True)
+            gone = set(map(id, order[:surplus]))
+            group.nodes = [node for node in group.nodes if id(node) not in gone]
+            key = consumer_key(cluster, group)
+            if group.held is not None and key in group.held.consumers:
+                self._plans.release(group.held, key, keep=group.current_count)
+                freed.append(group.held)
+        return freed
 
     def _provision(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> None:
-        """Bring the group's nodes to its InstanceCount, as far as its plan allows."""
-        if cluster.status == ClusterStatus.DELETING or group.status != InstanceGroupStatus.IN_SERVICE:
+        """Launch the group's waiting nodes, all at once, as far as its plan allows."""
+        pending = group.pending
+        if not pending or cluster.status == ClusterStatus.DELETING:
             return
-        held, target = group.current_count, group.instance_count
-        plan = group.plan
-        if target < held:
-            del group.nodes[target:]
-            if plan is not None:
-                key = consumer_key(cluster, group)
-                self._plans.release(plan, key)
-                if target and self._plans.allocate(plan, key, target, at) is None:
-                    group.nodes.clear()  # cannot happen while the block runs; stay consistent anyway
-                self._retry(plan, at)
-        elif target > held:
-            if (
-                plan is not None
-                and self._plans.allocate(plan, consumer_key(cluster, group), target - held, at) is None
-            ):
+        if group.status != InstanceGroupStatus.IN_SERVICE:
+            return
+        zone = self._zones[0]
+        servers: Iterator[tuple[str, str]] = iter(())
+        if group.held is not None:
+            rc = self._plans.allocate(group.held, consumer_key(cluster, group), len(pending), at)
+            if rc is None:
                 return
-            for _ in range(target - held):
-                group.nodes.append(self._new_node(cluster, group, at))
+            zone, servers = rc.availability_zone, self._ultra_server_slots(group.held, rc)
+        for node in pending:
+            sequence = next(self._node_sequence)
+            instance = new_instance(cluster.arn, self._region, zone, at, sequence, wants_spot(group.spec))
+            instance.ultra_server = next(servers, None)
+            node.instance = instance
 
-    def _drop_nodes(self, cluster: Cluster, group: InstanceGroup) -> bool:
-        """Remove the group's nodes; True if plan instances were given back."""
-        group.nodes.clear()
-        if group.plan is not None and consumer_key(cluster, group) in group.plan.consumers:
-            self._plans.release(group.plan, consumer_key(cluster, group))
+    def _ultra_server_slots(self, plan: TrainingPlan, rc: ReservedCapacity) -> Iterator[tuple[str, str]]:
+        """Free places on the block's UltraServers, first server first: each holds its instances
+        less the plan's spares (chosen), counting the nodes already on it."""
+        ultra = plan.capacity.ultra_server
+        if ultra is None:
+            return
+        taken = Counter(
+            node.instance.ultra_server[0]
+            for _, group in self._groups_on(plan, held=True)
+            for node in group.nodes
+            if node.instance is not None and node.instance.ultra_server is not None
+        )
+        for server in rc.ultra_servers:
+            for _ in range(ultra.instances - plan.spares_per_ultra_server - taken[server]):
+                yield server, ultra.name
+
+    def _ask_for_nodes(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> None:
+        """Add waiting nodes up to the group's InstanceCount."""
+        for _ in range(group.instance_count - len(group.nodes)):
+            sequence = next(self._node_sequence)
+            group.nodes.append(new_node(cluster.arn, group.name, group.instance_type, at, sequence))
+
+    def _new_group(
+        self, cluster: Cluster, spec: dict, plan: TrainingPlan | None, at: datetime
+    ) -> InstanceGroup:
+        group = InstanceGroup(spec["InstanceGroupName"], spec, plan)
+        self._ask_for_nodes(cluster, group, at)
+        return group
+
+    def _take_back(self, cluster: Cluster, group: InstanceGroup, plan: TrainingPlan | None) -> bool:
+        """The group's nodes lose their instances (of ``plan``; None: on demand); True if the plan
+        got instances back."""
+        for node in group.nodes:
+            node.instance = None
+        key = consumer_key(cluster, group)
+        if plan is not None and key in plan.consumers:
+            self._plans.release(plan, key)
             return True
         return False
 
-    def _groups_on(self, plan: TrainingPlan) -> list[tuple[Cluster, InstanceGroup]]:
+    def _drop_nodes(self, cluster: Cluster, group: InstanceGroup) -> bool:
+        """Remove the group's nodes; True if plan instances were given back."""
+        given_back = self._take_back(cluster, group, group.held)
+        group.nodes.clear()
+        return given_back
+
+    def _groups_on(self, plan: TrainingPlan, held: bool = False) -> list[tuple[Cluster, InstanceGroup]]:
+        """Groups requesting ``plan`` (``held``: whose nodes hold its instances), in creation order."""
         return [
             (cluster, group)
             for cluster in sorted(self._clusters, key=lambda c: c.sequence)
             for group in cluster.groups.values()
-            if group.plan is plan
+            if (group.held if held else group.plan) is plan
         ]
 
     def _retry(self, plan: TrainingPlan, at: datetime) -> None:
         """Give freed instances of ``plan`` to groups still missing some, in creation order."""
         for cluster, group in self._groups_on(plan):
-            if group.current_count < group.instance_count:
-                self._provision(cluster, group, at)
+            self._provision(cluster, group, at)
 
     def _on_plan_event(
         self, plan: TrainingPlan, event: PlanEvent, rc: ReservedCapacity, at: datetime
@@ -356,17 +363,12 @@ class Clusters:
         if event == PlanEvent.ACTIVE:
             self._retry(plan, at)
         elif event in (PlanEvent.CUTOFF, PlanEvent.ENDED):
-            for cluster, group in self._groups_on(plan):
-                self._drop_nodes(cluster, group)
+            for cluster, group in self._groups_on(plan, held=True):
+                self._take_back(cluster, group, plan)
 
     # -- helpers -----------------------------------------------------------------
     def _arn(self, name: str, sequence: int) -> str:
         digest = hashlib.sha1(f"{self._region}/{self._account_id}/{sequence}/{name}".encode()).hexdigest()
         return (
             f"arn:{partition(self._region)}:sagemaker:{self._region}:{self._account_id}:cluster/{digest[:12]}"
-        )
-
-    def _new_node(self, cluster: Cluster, group: InstanceGroup, at: datetime) -> Node:
-        return new_node(
-            cluster.arn, group.name, group.instance_type, self._region, at, next(self._node_sequence)
         )

@@ -253,8 +253,12 @@ class TrainingPlans:
         plan.consumers[consumer] = plan.consumers.get(consumer, 0) + count
         return rc
 
-    def release(self, plan: TrainingPlan, consumer: str) -> None:
-        plan.consumers.pop(consumer, None)
+    def release(self, plan: TrainingPlan, consumer: str, keep: int = 0) -> None:
+        """Give back ``consumer``'s instances of ``plan``, all but ``keep`` of them."""
+        if keep > 0 and consumer in plan.consumers:
+            plan.consumers[consumer] = min(keep, plan.consumers[consumer])
+        else:
+            plan.consumers.pop(consumer, None)
 
     def hand_over(self, plan: TrainingPlan, giver: str, taker: str) -> None:
         """Move the instances held by ``giver`` to ``taker`` (a job's warm pool, and back)."""
