@@ -195,3 +195,15 @@ def test_run_until_idle_applies_everything_scheduled(backend, sm):
     status = sm.describe_training_job(TrainingJobName="idle")["WarmPoolStatus"]
     assert status == {"Status": "Terminated", "ResourceRetainedBillableTimeInSeconds": 600}
     assert backend.clock.next_due() is None
+
+
+@pytest.mark.parametrize("runtime, reported", [(0.4, 1), (600, 600), (600.2, 601)])
+def test_training_and_billable_seconds_are_whole_seconds_rounded_up_and_at_least_one(
+    backend, sm, runtime, reported
+):
+    backend.settings.job_runtime_seconds = runtime  # a local run of under a second reports 1 s, not 0
+    sm.create_training_job(**create_request("short", keep_alive=None))
+    backend.run_until_idle()
+    job = sm.describe_training_job(TrainingJobName="short")
+    assert job["TrainingJobStatus"] == "Completed"
+    assert job["TrainingTimeInSeconds"] == job["BillableTimeInSeconds"] == reported

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
@@ -85,10 +87,14 @@ class TrainingJob:
 
     @property
     def training_seconds(self) -> int | None:
-        """Time spent training on instances, over all runs, once the job has ended."""
+        """Time spent training on instances, over all runs, once the job has ended.
+
+        Whole seconds rounded up, at least 1 (the model's minimum): a job that really ran for 0.4 s
+        bills 1 s, never 0.
+        """
         if self.training_start is None or self.training_end is None:
             return None
-        return int(self.trained_seconds)
+        return max(1, math.ceil(round(self.trained_seconds, 6)))
 
     def close_segment(self, at: datetime) -> None:
         if self.segment_start is not None:
