@@ -12,11 +12,12 @@ account from its access key id (12 digits: that account; anything else:
 from __future__ import annotations
 
 import re
-from typing import Mapping, NamedTuple, Protocol
+from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
 
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.server import credentials
+from sagemaker_plans_local.server.credentials import Lookup
 from sagemaker_plans_local.server.errors import RouteError, refusal
 
 DEFAULT_ACCOUNT = "123456789012"
@@ -27,12 +28,6 @@ FAMILIES = {"sagemaker": "json", "logs": "json", "sts": "query", "iam": "query",
 
 _REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
 _ACCOUNT = re.compile(r"^\d{12}$")
-
-
-class Lookup(Protocol):
-    """Headers or query arguments: what routing reads of them."""
-
-    def get(self, key: str, /) -> str | None: ...
 
 
 class Scope(NamedTuple):

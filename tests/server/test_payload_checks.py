@@ -106,6 +106,25 @@ def test_a_signed_put_replayed_with_another_body_is_refused(checked):
     assert tmp_files(checked) == []
 
 
+def test_a_signed_upload_part_replayed_with_another_body_is_refused(checked):
+    _, headers = _sign(checked, "POST", "/bucket/parts?uploads", b"")
+    _, answer = send(checked, "POST", "/bucket/parts?uploads", headers)
+    upload = answer.split(b"<UploadId>", 1)[1].split(b"</UploadId>", 1)[0].decode()
+    part = f"/bucket/parts?partNumber=1&uploadId={upload}"
+    _, headers = _sign(checked, "PUT", part, b"the signed part")
+    status, body = send(checked, "PUT", part, headers, b"another part")
+    assert (status, code(body)) == (400, "XAmzContentSHA256Mismatch")
+    etag = hashlib.md5(b"another part").hexdigest()
+    complete = (
+        b"<CompleteMultipartUpload><Part><PartNumber>1</PartNumber><ETag>%s</ETag></Part>" % etag.encode()
+    )
+    complete += b"</CompleteMultipartUpload>"
+    _, headers = _sign(checked, "POST", f"/bucket/parts?uploadId={upload}", complete)
+    status, body = send(checked, "POST", f"/bucket/parts?uploadId={upload}", headers, complete)
+    assert (status, code(body)) == (400, "InvalidPart")  # the refused part was never stored
+    assert tmp_files(checked) == []
+
+
 def test_the_content_sha256_is_checked_without_signatures_too(unchecked):
     headers = _open_headers(**{"x-amz-content-sha256": hashlib.sha256(b"announced").hexdigest()})
     status, body = send(unchecked, "PUT", "/bucket/sha", headers, b"sent instead")
