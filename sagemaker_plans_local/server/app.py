@@ -16,7 +16,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
-from sagemaker_plans_local.server import aws_chunked, control, payload, routing, s3_routes, signatures
+from sagemaker_plans_local.server import control, payload, routing, s3_routes, signatures
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
 
@@ -83,12 +83,8 @@ class ServerApp:
             payload.check_headers(cast(Mapping[str, str], request.headers))
             signing = self._check_signature(request, scope, family, b"")
             operation_name, request_dict = _s3_request(request)
-            if (
-                signing is not None
-                and request.headers.get("x-amz-content-sha256") in payload.SIGNED_STREAMING
-            ):
-                signer = aws_chunked.ChunkSigner(signing.sign, signing.date, signing.scope, signing.seed)
-                payload.require_chunk_signatures(request_dict["body"], signer)
+            if signing is not None:
+                payload.require_chunk_signatures(request_dict, signing.chunk_signer())
         else:
             body = _read(request, MAX_BODY, family)
             self._check_signature(request, scope, family, body)

@@ -170,10 +170,16 @@ class _Payload(io.BufferedReader):
         self.decoder = decoder
 
 
-def require_chunk_signatures(body: _Payload, signer: ChunkSigner) -> None:
-    """Verify the chunk and trailer signatures of an ``aws-chunked`` :func:`checked_body` as it is read."""
-    assert body.decoder is not None  # a STREAMING- body is always decoded
-    body.decoder.signer = signer
+def require_chunk_signatures(request: dict, signer: ChunkSigner) -> None:
+    """Verify the chunk and trailer signatures of a signed ``aws-chunked`` body as it is read.
+
+    ``request``: the ``request_dict`` of a signature-checked request, its body a :func:`checked_body`.
+    """
+    claimed = {name.lower(): value for name, value in request["headers"].items()}.get("x-amz-content-sha256")
+    if claimed in SIGNED_STREAMING:
+        body = request["body"]
+        assert isinstance(body, _Payload) and body.decoder is not None  # a STREAMING- body is decoded
+        body.decoder.signer = signer
 
 
 def _decoded_headers(headers: dict[str, str], lower: dict[str, str], encodings: list[str]) -> dict[str, str]:

@@ -27,6 +27,7 @@ from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth, SigV4Auth, SigV4QueryAu
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from sagemaker_plans_local.server.aws_chunked import ChunkSigner
 from sagemaker_plans_local.server.credentials import Credential, malformed, query_pairs
 from sagemaker_plans_local.server.errors import RouteError
 
@@ -74,6 +75,10 @@ class Signing:
 
     def sign(self, string_to_sign: str) -> str:
         return hmac.new(self.key, string_to_sign.encode("utf-8"), hashlib.sha256).hexdigest()
+
+    def chunk_signer(self) -> ChunkSigner:
+        """The chain of this request's ``aws-chunked`` body, seeded by its signature."""
+        return ChunkSigner(self.sign, self.date, self.scope, self.seed)
 
 
 def verify(
