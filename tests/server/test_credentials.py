@@ -181,3 +181,40 @@ def test_a_date_other_than_the_credentials_is_refused(server):
     headers["Authorization"] = headers["Authorization"].replace(headers["X-Amz-Date"][:8], "20000101", 1)
     status, body = send(server, "GET", path, headers)
     assert (status, code(body)) == (400, "AuthorizationHeaderMalformed")
+
+
+_FORGED_SCOPE = f"{KEY2}/20260101/us-east-1/s3/aws4_request"
+_HEADERS = {
+    "sigv4": f"AWS4-HMAC-SHA256 Credential={_FORGED_SCOPE}",
+    "sigv4-full": f"AWS4-HMAC-SHA256 Credential={_FORGED_SCOPE}, SignedHeaders=host, Signature={'0' * 64}",
+    "sigv2": f"AWS {KEY2}:c2lnbmF0dXJl",
+}
+_QUERY = {
+    "credential": f"X-Amz-Credential={quote(_FORGED_SCOPE, safe='')}",
+    "encoded": f"X-Amz-%43redential={quote(_FORGED_SCOPE, safe='')}",
+    "sigv2-key": f"AWSAccessKeyId={KEY2}",
+    "signature": f"X-Amz-Signature={'0' * 64}",
+}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    header=st.sampled_from([None, *_HEADERS]),
+    extras=st.lists(st.tuples(st.sampled_from(sorted(_QUERY)), st.booleans()), max_size=3),
+    signed_extras=st.booleans(),
+)
+def test_no_mix_of_credentials_reaches_an_account_it_was_not_signed_for(
+    server, header, extras, signed_extras
+):
+    """Key 1's presigned URL for account 2's object, with another credential added anywhere: never 200."""
+    path = "/bucket-two/secret.txt"
+    added = [_QUERY[name] for name, _ in extras]
+    if signed_extras and added:  # the extras inside what key 1 signs (botocore keeps the URL's query)
+        url = presigned_get(server, KEY1, SECRET1, path + "?" + "&".join(added))
+    else:
+        url = presigned_get(server, KEY1, SECRET1, path)
+        for text, (_, first) in zip(added, extras, strict=True):
+            url = url.replace("?", f"?{text}&", 1) if first else f"{url}&{text}"
+    status, body = send(server, "GET", url, {"Authorization": _HEADERS[header]} if header else {})
+    assert b"secret" not in body
+    assert 400 <= status < 500
