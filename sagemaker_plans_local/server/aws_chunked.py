@@ -78,14 +78,19 @@ class AwsChunked(io.RawIOBase):
     """The payload of an ``aws-chunked`` body read from ``stream`` (module docstring).
 
     ``signer`` (None: signatures are not checked) may be set until the first read.
-    After the last frame, ``trailers`` holds the trailing headers (lower-case
-    names, the signature left out) and ``size`` the payload's length.
+    ``expected_size`` (``x-amz-decoded-content-length``; None: any) is the payload's
+    length, else ``IncompleteBody`` at the last frame. After it, ``trailers``
+    holds the trailing headers (lower-case names, the signature left out) and
+    ``size`` the payload's length.
     """
 
-    def __init__(self, stream: Any, signer: ChunkSigner | None = None) -> None:
+    def __init__(
+        self, stream: Any, signer: ChunkSigner | None = None, expected_size: int | None = None
+    ) -> None:
         super().__init__()
         self._stream = stream
         self.signer = signer
+        self._expected = expected_size
         self.trailers: dict[str, str] = {}
         self.size = 0
         self._left = 0
@@ -129,6 +134,8 @@ class AwsChunked(io.RawIOBase):
         if self._left > MAX_CHUNK:
             raise incomplete(f"An aws-chunked chunk is larger than {MAX_CHUNK} bytes.")
         if self._left == 0:
+            if self._expected is not None and self.size != self._expected:
+                raise incomplete("The aws-chunked body does not hold x-amz-decoded-content-length bytes.")
             self._end_frame()
             self._read_trailers()
             self._done = True

@@ -154,7 +154,8 @@ def checked_body(headers: dict[str, str], body: Any) -> tuple[dict[str, str], An
     decoder = None
     if "aws-chunked" in encodings or claimed.startswith("STREAMING-"):
         headers = _decoded_headers(headers, lower, encodings)
-        decoder = AwsChunked(stream)
+        decoded = value.get("x-amz-decoded-content-length", "")
+        decoder = AwsChunked(stream, expected_size=int(decoded) if decoded.isdigit() else None)
         stream = io.BufferedReader(decoder)
     checks.extend(_checksums(value, decoder))
     if decoder is None and not checks:

@@ -271,3 +271,13 @@ def test_a_malformed_or_oversized_chunk_size_is_incomplete_body(unchecked):
         )
         assert (status, code(answer)) == (400, "IncompleteBody"), size
         assert stored(unchecked, "malformed") is None
+
+
+def test_a_chunked_body_must_hold_its_decoded_content_length(unchecked):
+    for announced in ("2", "4"):
+        headers = _open_headers(
+            **{"x-amz-content-sha256": UNSIGNED_TRAILER, "x-amz-decoded-content-length": announced}
+        )
+        status, answer = send(unchecked, "PUT", "/bucket/length", headers, b"3\r\nabc\r\n0\r\n\r\n")
+        assert (status, code(answer)) == (400, "IncompleteBody"), announced
+        assert stored(unchecked, "length") is None
