@@ -240,9 +240,9 @@ def _decoder(name: str, expected: Callable[[], str], size: int) -> Callable[[], 
 
 
 def _bad_digest(algorithm: str) -> ApiError:
-    return ApiError(
-        "BadDigest", f"The {algorithm.upper()} you specified did not match the calculated checksum."
-    )
+    # S3's own words: "The CRC32 you specified ...", "The sha256 you specified ..."
+    shown = algorithm.upper() if algorithm.startswith("crc") else algorithm
+    return ApiError("BadDigest", f"The {shown} you specified did not match the calculated checksum.")
 
 
 def _sha256_mismatch() -> ApiError:
