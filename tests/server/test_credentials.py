@@ -109,7 +109,11 @@ def test_a_first_credential_naming_another_account_is_refused(server):
     assert b"secret" not in body
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(key=st.sampled_from(AUTH_QUERY_KEYS), encoded=st.booleans(), first=st.booleans())
 def test_an_auth_query_key_given_twice_is_refused(server, key, encoded, first):
     url = presigned_get(server, KEY1, SECRET1, "/bucket-one/secret.txt")
@@ -197,7 +201,11 @@ _QUERY = {
 }
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(
     header=st.sampled_from([None, *_HEADERS]),
     extras=st.lists(st.tuples(st.sampled_from(sorted(_QUERY)), st.booleans()), max_size=3),

@@ -143,7 +143,11 @@ DIGESTS = {
 }
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(algorithm=st.sampled_from(sorted(DIGESTS)), data=st.binary(max_size=2000), wrong=st.booleans())
 def test_a_checksum_header_must_match_the_body(unchecked, algorithm, data, wrong):
     digest = DIGESTS[algorithm](data + b"!" if wrong else data)
