@@ -16,7 +16,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
-from sagemaker_plans_local.server import control, routing, s3_routes, signatures
+from sagemaker_plans_local.server import control, payload, routing, s3_routes, signatures
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
 
@@ -63,7 +63,7 @@ class ServerApp:
             return Response(json.dumps(document), status, content_type="application/json")
         family = routing.guess_family(request.headers)
         try:
-            scope = routing.scope(request.headers, request.args)
+            scope = routing.scope(request.headers, request.query_string.decode("latin-1"))
             family = routing.family_of(scope.service)
             if routing.looks_real(scope.access_key_id) and not self.allow_real_keys:
                 raise refusal(
@@ -80,8 +80,11 @@ class ServerApp:
     def _service_answer(self, request: Request, scope: routing.Scope, family: str) -> Answer:
         backend = self.accounts.backend(scope.account)
         if family == "rest-xml":
-            self._check_signature(request, scope, family, b"")
+            payload.check_headers(cast(Mapping[str, str], request.headers))
+            signing = self._check_signature(request, scope, family, b"")
             operation_name, request_dict = _s3_request(request)
+            if signing is not None:
+                payload.require_chunk_signatures(request_dict, signing.chunk_signer())
         else:
             body = _read(request, MAX_BODY, family)
             self._check_signature(request, scope, family, body)
@@ -96,9 +99,12 @@ class ServerApp:
             request_dict = _request_dict(request, body)
         return backend.service(scope.service).handle(scope.region, operation_name, request_dict)
 
-    def _check_signature(self, request: Request, scope: routing.Scope, family: str, body: bytes) -> None:
+    def _check_signature(
+        self, request: Request, scope: routing.Scope, family: str, body: bytes
+    ) -> signatures.Signing | None:
+        """The verified request's signing (None while signatures are not checked)."""
         if not self.credentials:
-            return
+            return None
         signed = signatures.SignedRequest(
             request.method,
             request.host,
@@ -107,7 +113,9 @@ class ServerApp:
             cast(Mapping[str, str], request.headers),
             body,
         )
-        signatures.verify(signed, self.credentials, routing.signing_name(scope.service), scope.region, family)
+        return signatures.verify(
+            signed, scope.credential, self.credentials, routing.signing_name(scope.service), family
+        )
 
 
 def _request_dict(request: Request, body: Any) -> dict:

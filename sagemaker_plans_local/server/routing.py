@@ -1,8 +1,9 @@
 """Which service, region, account and operation an HTTP request is for.
 
-The service and region come from the SigV4 credential scope (the
-``Authorization`` header, or a presigned URL's ``X-Amz-Credential``); the
-account from the access key id (12 digits: that account; anything else:
+The service and region come from the request's one credential
+(``server/credentials.py``: the ``Authorization`` header, or a presigned URL's
+``X-Amz-Credential``; the same credential the signature checker verifies); the
+account from its access key id (12 digits: that account; anything else:
 :data:`DEFAULT_ACCOUNT`). The operation of an awsJson service comes from
 ``X-Amz-Target``, of a query service from the form's ``Action``; S3's from
 ``server.s3_routes``.
@@ -11,10 +12,12 @@ account from the access key id (12 digits: that account; anything else:
 from __future__ import annotations
 
 import re
-from typing import Mapping, NamedTuple, Protocol
+from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
 
 from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.server import credentials
+from sagemaker_plans_local.server.credentials import Lookup
 from sagemaker_plans_local.server.errors import RouteError, refusal
 
 DEFAULT_ACCOUNT = "123456789012"
@@ -23,26 +26,17 @@ SIGNING_NAMES = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam
 #: The protocol family of each emulated service (how its errors are shaped).
 FAMILIES = {"sagemaker": "json", "logs": "json", "sts": "query", "iam": "query", "s3": "rest-xml"}
 
-#: SigV2 (S3 only: boto3's default presigned URLs and old clients): ``AWS <access key>:<signature>``.
-_SIGV2 = re.compile(r"^AWS\s+([^:\s]+):")
-_SCOPE = re.compile(r"^([^/\s,]+)/\d{8}/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request$")
-_AUTHORIZATION = re.compile(r"^AWS4-HMAC-SHA256\s+Credential=([^,\s]+)")
 _REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
 _ACCOUNT = re.compile(r"^\d{12}$")
 
 
-class Lookup(Protocol):
-    """Headers or query arguments: what routing reads of them."""
-
-    def get(self, key: str, /) -> str | None: ...
-
-
 class Scope(NamedTuple):
-    """What a request's credential says: access key id, region and (botocore) service name."""
+    """What a request's credential says: access key id, region, (botocore) service name, the credential."""
 
     access_key_id: str
     region: str
     service: str
+    credential: credentials.Credential
 
     @property
     def account(self) -> str:
@@ -73,32 +67,26 @@ def guess_family(headers: Lookup) -> str:
     return "rest-xml"
 
 
-def scope(headers: Lookup, args: Lookup) -> Scope:
-    """The request's credential scope; a :class:`RouteError` if it has none or names no emulated service."""
+def scope(headers: Lookup, raw_query: str) -> Scope:
+    """The request's credential scope, from its one credential (``server/credentials.py``).
+
+    A :class:`RouteError` if it has none, names it twice or names no emulated service.
+    """
     family = guess_family(headers)
-    credential = args.get("X-Amz-Credential")
-    found = _AUTHORIZATION.match(headers.get("Authorization") or "")
-    if found is not None:
-        credential = found.group(1)
+    credential = credentials.parse(headers, raw_query, family)
     if credential is None:
-        sigv2 = _SIGV2.match(headers.get("Authorization") or "")
-        key = sigv2.group(1) if sigv2 else args.get("AWSAccessKeyId")
-        if key:  # SigV2 names no region: S3's default
-            return Scope(key, "us-east-1", "s3")
-    parts = _SCOPE.match(credential or "")
-    if parts is None:
         raise refusal(
             "missing-credential", family, "Missing Authentication Token: sign the request with SigV4.", 403
         )
-    access_key_id, region, signing_name = parts.groups()
-    service = SIGNING_NAMES.get(signing_name)
+    service = SIGNING_NAMES.get(credential.signing_name)
     if service is None:
         raise RouteError(
             "NotImplemented",
-            f"sagemaker-plans-local emulates {', '.join(sorted(SIGNING_NAMES))}, not {signing_name!r}.",
+            f"sagemaker-plans-local emulates {', '.join(sorted(SIGNING_NAMES))}, "
+            f"not {credential.signing_name!r}.",
             501,
         )
-    return Scope(access_key_id, region, service)
+    return Scope(credential.access_key_id, credential.region, service, credential)
 
 
 def json_operation(service: str, method: str, target: str | None) -> str:

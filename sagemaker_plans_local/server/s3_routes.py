@@ -9,12 +9,9 @@ Contract (for the server app)::
   or a werkzeug ``MultiDict``; the first value of each key counts);
   ``headers``: the request headers; ``host``: the ``Host`` the request was
   sent to (port allowed); ``body``: bytes or a readable stream, passed on
-  unread (PutObject and UploadPart stream it). A body in ``aws-chunked``
-  encoding (``Content-Encoding: aws-chunked`` or ``x-amz-content-sha256:
-  STREAMING-...``, as SDKs send trailing checksums) is decoded as it is read:
-  the chunk signatures and trailers are dropped, unchecked, ``Content-Length``
-  becomes ``x-amz-decoded-content-length`` and ``aws-chunked`` leaves
-  ``Content-Encoding``.
+  unread (PutObject and UploadPart stream it), through ``server/payload.py``:
+  an ``aws-chunked`` body is decoded as it is read and every digest the
+  request announces is checked when the body ends.
 - The answer is what botocore builds for the S3 service (``url_path`` and
   ``auth_path`` the path-style ``/<bucket>/<key>``, percent-encoded as
   botocore encodes it; ``query_string``, ``headers``, ``method``, ``body``,
@@ -43,7 +40,6 @@ control endpoint (ListBuckets over ListDirectoryBuckets).
 from __future__ import annotations
 
 import functools
-import io
 import ipaddress
 import re
 from dataclasses import dataclass
@@ -52,8 +48,8 @@ from urllib.parse import quote, urlencode
 
 from botocore.model import OperationModel
 
-from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.service_model import service_model
+from sagemaker_plans_local.server.payload import checked_body
 
 _LABEL = re.compile(r"\{([^}+]+)(\+?)\}")
 _AWS_HOST = re.compile(r"^(?P<bucket>.+)\.s3(?:[.-](?:dualstack\.)?[a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?$")
@@ -169,82 +165,13 @@ def _first_values(query: Any) -> dict[str, str]:
     return found
 
 
-def _incomplete(message: str) -> ApiError:
-    return ApiError("IncompleteBody", message, 400)
-
-
-class AwsChunked(io.RawIOBase):
-    """The payload of an ``aws-chunked`` body (``<hex size>[;chunk-signature=...]\\r\\n<data>\\r\\n``...).
-
-    Reading past the last (empty) chunk gives b""; a malformed frame raises S3's ``IncompleteBody``
-    (an ``ApiError``, so the S3 service reading the body answers it as a 400).
-    """
-
-    def __init__(self, stream: Any) -> None:
-        super().__init__()
-        self._stream = stream
-        self._left = 0
-        self._done = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        if self._left == 0 and not self._done:
-            self._next_chunk()
-        if self._done:
-            return 0
-        data = self._stream.read(min(len(buffer), self._left))
-        if not data:
-            raise _incomplete("The aws-chunked body ended inside a chunk.")
-        buffer[: len(data)] = data
-        self._left -= len(data)
-        if self._left == 0 and self._stream.read(2) != b"\r\n":
-            raise _incomplete("An aws-chunked chunk does not end with CRLF.")
-        return len(data)
-
-    def _next_chunk(self) -> None:
-        line = self._stream.readline(4096)
-        try:
-            self._left = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _incomplete("The aws-chunked body has a malformed chunk header.") from None
-        if self._left < 0:
-            raise _incomplete("The aws-chunked body has a negative chunk size.")
-        if self._left == 0:
-            self._done = True
-            while self._stream.readline(4096).strip():  # trailers (checksums), up to the empty line
-                pass
-
-
-def _chunked(headers: dict[str, str], body: Any) -> tuple[dict[str, str], Any]:
-    """``headers`` and ``body`` with any ``aws-chunked`` encoding taken off (module docstring)."""
-    lower = {name.lower(): name for name in headers}
-    encodings = [e.strip() for e in headers.get(lower.get("content-encoding", ""), "").split(",")]
-    streaming = headers.get(lower.get("x-amz-content-sha256", ""), "").startswith("STREAMING-")
-    if "aws-chunked" not in encodings and not streaming:
-        return headers, body
-    headers = dict(headers)
-    others = ",".join(e for e in encodings if e and e != "aws-chunked")
-    if "content-encoding" in lower:
-        del headers[lower["content-encoding"]]
-    if others:
-        headers["Content-Encoding"] = others
-    decoded = headers.get(lower.get("x-amz-decoded-content-length", ""))
-    if decoded is not None:
-        headers.pop(lower.get("content-length", "Content-Length"), None)
-        headers["Content-Length"] = decoded
-    stream = io.BytesIO(bytes(body)) if isinstance(body, (bytes, bytearray)) else body
-    return headers, io.BufferedReader(AwsChunked(stream))
-
-
 def route(
     method: str, path: str, query: Any, headers: Mapping[str, str], host: str, body: Any = b""
 ) -> tuple[str, dict]:
     """The S3 operation a request is and the ``request_dict`` its service reads (module docstring)."""
     method = method.upper()
     query_string = _first_values(query)
-    header_map, body = _chunked({str(k): str(v) for k, v in headers.items()}, body)
+    header_map, body = checked_body({str(k): str(v) for k, v in headers.items()}, body)
     lower_headers = {k.lower(): v for k, v in header_map.items()}
     host = host or lower_headers.get("host", "")
     bucket = host_bucket(host)

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import http.client
 import os
 import urllib.error
 import urllib.request
+import zlib
 from urllib.parse import urlsplit
 
 import boto3
@@ -147,7 +149,8 @@ def test_an_aws_chunked_put_over_http_stores_the_payload(sagemaker_server, s3):
         b"%x;chunk-signature=%s\r\n%s\r\n" % (len(part), b"0" * 64, part)
         for part in (payload[:65536], payload[65536:])
     )
-    framed += b"0\r\nx-amz-checksum-crc32:AAAAAA==\r\n\r\n"
+    crc32 = base64.b64encode(zlib.crc32(payload).to_bytes(4, "big"))
+    framed += b"0\r\nx-amz-checksum-crc32:%s\r\n\r\n" % crc32
     credential = "testing/20260101/us-east-1/s3/aws4_request"
     server = urlsplit(sagemaker_server.url)
     connection = http.client.HTTPConnection(server.hostname, server.port, timeout=30)

@@ -9,6 +9,8 @@ AWS's. So each test checks the operation found and that S3 answers it.
 
 from __future__ import annotations
 
+import base64
+import zlib
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -292,10 +294,13 @@ def test_any_request_is_a_route_error_an_s3_answer_or_not_implemented(wire, meth
     assert answer.status < 500 or (answer.status, name in wire.service.operations) == (501, False)
 
 
-def aws_chunked(
-    data: bytes, sizes: list[int], trailer: bytes = b"x-amz-checksum-crc32:AAAAAA==\r\n"
-) -> bytes:
-    """``data`` framed as SDKs send it with ``Content-Encoding: aws-chunked`` (chunks of ``sizes``)."""
+def aws_chunked(data: bytes, sizes: list[int], trailer: bytes | None = None) -> bytes:
+    """``data`` framed as SDKs send it with ``Content-Encoding: aws-chunked`` (chunks of ``sizes``).
+
+    The trailer is ``data``'s CRC32 unless given.
+    """
+    if trailer is None:
+        trailer = b"x-amz-checksum-crc32:%s\r\n" % crc32_base64(data)
     out, start = [], 0
     for size in sizes:
         chunk = data[start : start + size]
@@ -304,6 +309,10 @@ def aws_chunked(
             out.append(b"%x;chunk-signature=%s\r\n%s\r\n" % (len(chunk), b"0" * 64, chunk))
     out.append(b"0\r\n" + trailer + b"\r\n")
     return b"".join(out)
+
+
+def crc32_base64(data: bytes) -> bytes:
+    return base64.b64encode(zlib.crc32(data).to_bytes(4, "big"))
 
 
 def chunked_headers(data: bytes) -> dict[str, str]:
