@@ -3,6 +3,7 @@
 import io
 import json
 import logging
+import sys
 import tarfile
 import threading
 
@@ -148,3 +149,18 @@ def test_inside_activated_an_unmodified_model_trainer_trains_locally(tmp_path, s
         assert job.training_job_status == "Completed"
         assert backend.training_job(job.training_job_name).status == "Completed"
         assert read_model(plain, job.model_artifacts.s3_model_artifacts)["rows"] == ["b.csv"]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_train_shows_sagemaker_cores_wait_panel_on_a_terminal_only(
+    sagemaker_session, source, data, terminal, capsys, monkeypatch
+):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: terminal)  # the captured stdout
+    job = train(trainer(sagemaker_session, source, f"panel-{terminal}".lower(), keep_alive=0), data)
+    assert job.training_job_status == "Completed"
+    out = capsys.readouterr().out
+    if terminal:  # what TrainingJob.wait draws on AWS: its panel, the spinner's text, the status
+        assert "Wait Log Panel" in out and "Waiting for TrainingJob..." in out
+        assert "Current status:" in out and "Completed" in out
+    else:
+        assert "Wait Log Panel" not in out and "Current status" not in out

@@ -9,15 +9,18 @@ waited for as the backend waits (a manual clock moves to each change at
 once, a wall clock sleeps until it unless ``settings.fast_forward_waits``),
 and a job's real process is waited for. They log what sagemaker-core logs (each new log event as ``<stream>:\\n<message>``
 on ``sagemaker.core.resources``'s logger, then ``Final Resource Status``)
-and raise its errors; the progress panel (a spinner with real elapsed time)
-is not drawn. ``timeout`` counts the backend's clock. Other resources call
+and raise its errors; on a terminal they draw its transient progress panel (a spinner with real
+elapsed time and the status). ``timeout`` counts the backend's clock. Other resources call
 the originals.
 """
 
 from __future__ import annotations
 
+import contextlib
+import sys
 import threading
 from datetime import timedelta
+from typing import Callable, Iterator
 
 from sagemaker.core import resources
 from sagemaker.core.utils.exceptions import FailedStatusError, TimeoutExceededError
@@ -80,13 +83,42 @@ def _region(resource, backend: Backend) -> str:
 
 
 def wait_for_training_job(job, backend: Backend, timeout: int | None, logs: bool) -> None:
-    """``TrainingJob.wait`` on ``backend``: step it until the job ends."""
+    """``TrainingJob.wait`` on ``backend``: step it until the job ends, showing sagemaker-core's panel."""
+    with _wait_panel() as show:
+        _step_until_ended(job, backend, timeout, logs, show)
+
+
+@contextlib.contextmanager
+def _wait_panel() -> Iterator[Callable[[str], None]]:
+    """On a terminal, sagemaker-core's own transient "Wait Log Panel" (a spinner, the elapsed time and the
+    current status), as ``TrainingJob.wait`` draws it on AWS; nothing elsewhere (stdout not a TTY)."""
+    if not sys.stdout.isatty():  # a TTY itself: not $FORCE_COLOR, which CI may set
+        yield lambda status: None
+        return
+    from rich.console import Console, Group
+    from rich.live import Live
+    from rich.panel import Panel
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.status import Status
+
+    progress = Progress(SpinnerColumn("bouncingBar"), TextColumn("{task.description}"), TimeElapsedColumn())
+    progress.add_task("Waiting for TrainingJob...")
+    current = Status("Current status:")
+    panel = Panel(Group(progress, current), title="Wait Log Panel", border_style="blue")
+    with Live(panel, console=Console(force_terminal=True), transient=True):
+        yield lambda status: current.update(f"Current status: [bold]{status}")
+
+
+def _step_until_ended(
+    job, backend: Backend, timeout: int | None, logs: bool, show: Callable[[str], None]
+) -> None:
     region = _region(job, backend)
     deadline = None if timeout is None else backend.clock.now() + timedelta(seconds=timeout)
     reader = _LogReader(backend.client("logs", region_name=region), job.get_name()) if logs else None
     while True:
         job.refresh()
         status = job.training_job_status
+        show(status)
         if reader is not None:
             reader.log_new_events()
         if status in _ENDED:
