@@ -69,7 +69,11 @@ def test_processes_run_up_to_the_cap_and_none_above_it(tmp_path_factory, cap, co
     if count <= cap:
         assert (result.exit_code, marked) == (0, [f"algo-{i}" for i in range(1, count + 1)])
     else:
-        assert (result.exit_code, result.failure_reason, marked) == (SETUP_EXIT_CODE, over_cap(cap, count), [])
+        assert (result.exit_code, result.failure_reason, marked) == (
+            SETUP_EXIT_CODE,
+            over_cap(cap, count),
+            [],
+        )
 
 
 def code_request(name: str, source, count: int, **extra) -> dict:

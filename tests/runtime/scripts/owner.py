@@ -7,7 +7,6 @@ whose ``-m venv`` hangs). Every process it starts inherits the caller's marker v
 """
 
 import json
-import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
