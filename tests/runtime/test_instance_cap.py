@@ -57,7 +57,7 @@ def test_a_job_at_the_cap_runs_every_instance(world):
     assert marked == ["algo-1", "algo-2", "algo-3"]
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cap=st.integers(0, 3), count=st.integers(1, 4))
 def test_processes_run_up_to_the_cap_and_none_above_it(tmp_path_factory, cap, count):
     world = World(tmp_path_factory.mktemp("cap"))
