@@ -362,6 +362,7 @@ def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None 
             str(emulation.objects.root), emulation.account_id, endpoint_url
         ),
         job_python_path=[in_job.BOOTSTRAP_DIR],
+        settings=emulation.settings,
     )
 
 

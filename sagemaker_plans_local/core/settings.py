@@ -12,6 +12,8 @@ Quota = Union[None, int, Mapping[str, int]]
 #: Training instances of one type that jobs may hold at once, unless ``instance_quota`` says
 #: otherwise: AWS's "ml.<type> for training job usage" quota (docs/requests.md).
 DEFAULT_INSTANCE_QUOTA = 1000
+#: Local processes one job with code may run, one per instance (docs/local-runtime.md, "Instances").
+DEFAULT_MAX_INSTANCE_PROCESSES = 8
 
 
 def quota_for(quota: Quota, instance_type: str) -> int | None:
@@ -44,7 +46,12 @@ def _notify(settings: "Settings", attribute: "attrs.Attribute[Any]", value: Any)
     return value
 
 
-@attrs.define(on_setattr=_notify)
+def _count(_settings: "Settings", attribute: "attrs.Attribute[Any]", value: Any) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"setting {attribute.name!r} takes a count (an int >= 0), not {value!r}")
+
+
+@attrs.define(on_setattr=attrs.setters.pipe(attrs.setters.validate, _notify))
 class Settings:
     """Knobs of the emulation (documented in docs/backend.md)."""
 
@@ -61,6 +68,9 @@ class Settings:
     #: On a wall clock, waits (a job's end, a plan's payment) move the clock ahead to the
     #: next change instead of sleeping until it; a manual clock always moves.
     fast_forward_waits: bool = False
+    #: A job whose code runs here (script mode, ``ContainerEntrypoint``) may have at most this
+    #: many instances, each one local process; a larger one fails when its code is to start.
+    max_instance_processes: int = attrs.field(default=DEFAULT_MAX_INSTANCE_PROCESSES, validator=_count)
 
     def service_seconds(self, seconds: float, manual_clock: bool) -> float:
         """How long a simulated service phase of ``seconds`` lasts on this backend's clock."""

@@ -35,6 +35,8 @@ import threading
 from pathlib import Path
 from typing import Callable, Mapping
 
+from sagemaker_plans_local.runtime.processes import run_captured
+
 REQUIREMENTS = "requirements.txt"
 MARKER = ".requirements.sha256"
 BASE_MARKER = ".base-python"
@@ -71,9 +73,7 @@ class VirtualEnvironments:
         """The executor Python's site directories (asked once)."""
         with self._lock:
             if self._site_dirs is None:
-                out = subprocess.run(
-                    [self.python, "-c", _SITE_QUERY], check=True, capture_output=True, text=True
-                ).stdout
+                out = _checked([self.python, "-c", _SITE_QUERY])
                 self._site_dirs = [d for d in json.loads(out) if os.path.isdir(d)]
             return self._site_dirs
 
@@ -111,11 +111,7 @@ class VirtualEnvironments:
     def _create(self, venv: Path) -> None:
         if venv.exists():
             shutil.rmtree(venv)
-        subprocess.run(
-            [self.python, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-            check=True,
-            capture_output=True,
-        )
+        _checked([self.python, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
         site_packages = next((venv / "lib").glob("python*/site-packages"))
         dirs = self.site_dirs()
         # One line starting with "import" is executed by site.py; no comprehension (scoping).
@@ -136,6 +132,14 @@ def activated(env: Mapping[str, str], venv: Path) -> dict[str, str]:
     result["PATH"] = os.pathsep.join([str(venv / "bin")] + ([env["PATH"]] if env.get("PATH") else []))
     result.pop("PYTHONHOME", None)
     return result
+
+
+def _checked(argv: list[str]) -> str:
+    """Run a helper to its end (supervised: it dies with this process); its stdout."""
+    done = run_captured(argv)
+    if done.returncode != 0:
+        raise subprocess.CalledProcessError(done.returncode, argv, done.stdout, done.stderr)
+    return done.stdout
 
 
 def _install_reason(code: int, tail: str) -> str:

@@ -24,6 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.runtime.contract import (
     CONTAINER_CWD,
@@ -55,6 +56,7 @@ from sagemaker_plans_local.runtime.instances import (
     InstanceOutcome,
     failure_reason,
     limit_reason,
+    over_cap_reason,
 )
 from sagemaker_plans_local.runtime.outputs import upload_artifacts, upload_checkpoints
 from sagemaker_plans_local.runtime.processes import (
@@ -90,6 +92,7 @@ class LocalExecutor:
         stop_grace_seconds: float = STOP_GRACE_SECONDS,
         job_environment: Mapping[str, str] | None = None,
         job_python_path: Sequence[str] = (),
+        settings: Settings | None = None,
     ) -> None:
         self.root = Path(root)
         self.object_store = object_store
@@ -100,6 +103,8 @@ class LocalExecutor:
         #: Added to every script's environment, and to its PYTHONPATH after the code directory.
         self.job_environment = dict(job_environment or {})
         self.job_python_path = list(job_python_path)
+        #: The backend's settings (``max_instance_processes`` is read as each run starts).
+        self.settings = settings if settings is not None else Settings()
         self.environments = VirtualEnvironments(python)
         self._lock = threading.Lock()
         self._by_key: dict[str, LocalRun] = {}
@@ -263,23 +268,22 @@ class LocalRun:
         return time.monotonic() - self._started
 
     def _execute(self) -> RunResult:
+        cap = self.executor.settings.max_instance_processes
+        if len(self.hosts) > cap:  # before any thread, directory or process of an instance
+            return RunResult(SETUP_EXIT_CODE, self._since_start(), over_cap_reason(cap, len(self.hosts)))
         if container_command(self.facts.spec) is not None:
             cause = views.unavailable()
             if cause is not None:
                 return RunResult(SETUP_EXIT_CODE, self._since_start(), views.failure_reason(cause))
         base = self.executor.root / "instances" / self.key
         outcomes = [InstanceOutcome() for _ in self.hosts]
-        threads = [
-            threading.Thread(
-                target=self._instance,
-                args=(i, base, outcomes[i]),
-                name=f"run-{self.facts.name}-{host.name}",
-                daemon=True,
-            )
-            for i, host in enumerate(self.hosts)
-            if i > 0
+        name = f"run-{self.facts.name}-algo"
+        threads = [  # at most max_instance_processes - 1: algo-1 runs in this thread
+            threading.Thread(target=self._instance, args=(i, base, outcomes[i]), name=f"{name}-{i + 1}")
+            for i in range(1, len(self.hosts))
         ]
         for thread in threads:
+            thread.daemon = True
             thread.start()
         if outcomes:
             self._instance(0, base, outcomes[0])

@@ -52,6 +52,16 @@ def limit_reason(text: str) -> str:
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
 
 
+def over_cap_reason(cap: int, count: int) -> str:
+    """The FailureReason of a job with more instances than local processes may run for it."""
+    return (
+        f"ClientError: The local runtime runs at most {cap} local instance processes per job "
+        f"(setting max_instance_processes); this job asks for {count}. Raise the setting "
+        "(backend.settings.max_instance_processes, or POST /_sagemaker_plans_local/settings) "
+        'or use fewer instances; see docs/local-runtime.md, "Instances".'
+    )
+
+
 def failure_reason(failure_file: Path, process: ManagedProcess, code: int) -> str:
     """``/opt/ml/output/failure`` if the script wrote one, else its stderr's last lines."""
     try:

@@ -35,6 +35,32 @@ if SUPERVISED:
     from sagemaker_plans_local.runtime import supervisor
 
 
+def supervised(argv: Sequence[str]) -> list[str]:
+    """``argv`` as run under the supervisor (Linux), so it dies with this process; else as is."""
+    if not SUPERVISED:
+        return list(argv)
+    return [sys.executable, "-I", "-S", supervisor.__file__, str(os.getpid()), *argv]
+
+
+def run_captured(
+    argv: Sequence[str], env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a helper command (a virtualenv's creation, a probe) to its end, output captured.
+
+    Like every process of a run it is supervised and in a session of its own, so it
+    neither outlives this process nor gets a terminal's signals meant for it.
+    """
+    return subprocess.run(
+        supervised(argv),
+        env=None if env is None else dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        start_new_session=True,
+    )
+
+
 def exit_code(returncode: int) -> int:
     """A signal death as a shell (and Docker) reports it: 128 + the signal number."""
     return 128 - returncode if returncode < 0 else returncode
@@ -68,11 +94,8 @@ class ManagedProcess:
         self.output_tail = Tail()
         self._sink = sink
         self._tail_lock = threading.Lock()
-        command = list(argv)
-        if SUPERVISED:
-            command = [sys.executable, "-I", "-S", supervisor.__file__, str(os.getpid()), *command]
         self._popen = subprocess.Popen(
-            command,
+            supervised(argv),
             cwd=cwd,
             env=dict(env),
             stdin=subprocess.DEVNULL,

@@ -9,7 +9,6 @@ anything runs, with :func:`failure_reason`.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 import threading
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sagemaker_plans_local.runtime import namespace
+from sagemaker_plans_local.runtime.processes import run_captured
 
 DOCS = 'docs/local-runtime.md, "ContainerEntrypoint jobs and the /opt/ml view"'
 
@@ -36,13 +36,7 @@ def _probe() -> str | None:
     if not sys.platform.startswith("linux"):
         return f"mount namespaces need Linux; this is {sys.platform}"
     with tempfile.TemporaryDirectory(prefix="sagemaker-plans-local-probe-") as scratch:
-        done = subprocess.run(
-            [*_program(), "--probe", scratch],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        done = run_captured([*_program(), "--probe", scratch])
     if done.returncode == 0:
         return None
     return done.stdout.strip() or done.stderr.strip() or f"the probe exited with code {done.returncode}"
