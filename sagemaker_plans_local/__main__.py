@@ -6,15 +6,33 @@ The inspection commands (``offerings``, ``plans``, ``jobs``, ``pools``, ``clock`
 ``run script.py [args]`` runs an unmodified script locally; with
 ``SAGEMAKER_PLANS_LOCAL=0`` it runs as with ``python script.py``: against AWS.
 The commands are in ``server/cli.py``.
+
+Output into a pipe that closes early (``reset | head``) ends the command quietly with status 141
+(as a shell reports a command killed by SIGPIPE), not with ``[Errno 32] Broken pipe``.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-from sagemaker_plans_local.server.cli import main
+from sagemaker_plans_local.server import cli
 
 __all__ = ["main"]
+#: The exit status of a command whose reader went away (128 + SIGPIPE).
+BROKEN_PIPE = 141
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command ``argv`` (default: the process's arguments); its exit status."""
+    try:
+        status = cli.main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's own final flush
+        return status
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to write to it
+        return BROKEN_PIPE
+
 
 if __name__ == "__main__":
     sys.exit(main())

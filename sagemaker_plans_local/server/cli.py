@@ -181,9 +181,17 @@ def _empty(root: Path) -> int:
                 shutil.rmtree(entry)
             else:
                 entry.unlink()
-            print(f"removed {entry}")
+            _tell(f"removed {entry}")
     except OSError as error:
         print(f"sagemaker-plans-local: {error}", file=sys.stderr)
         return 1
-    print(f"{root} is empty")
+    _tell(f"{root} is empty")
     return 0
+
+
+def _tell(line: str) -> None:
+    """Print a line of what was done; a reader gone away (``reset | head``) stops the printing, not the work."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -156,3 +156,34 @@ def test_root_and_endpoint_url_together_are_refused(tmp_path):
     with pytest.raises(SystemExit) as exited:
         main(["reset", "--root", str(tmp_path), "--endpoint-url", "http://127.0.0.1:9"])
     assert exited.value.code == 2
+
+
+def _read_one_line_then_close(command: list[str]) -> subprocess.CompletedProcess:
+    """Run ``command`` reading one line of its output, then closing the pipe (as ``| head -1`` does)."""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.readline()
+    process.stdout.close()
+    stderr = process.stderr.read()
+    process.stderr.close()
+    return subprocess.CompletedProcess(command, process.wait(timeout=300), first, stderr)
+
+
+def test_reset_into_a_pipe_closed_early_still_empties_the_root_quietly(tmp_path):
+    root = tmp_path / "root"
+    for index in range(300):  # more lines than a pipe holds
+        (root / f"entry-{index}").mkdir(parents=True)
+    command = [sys.executable, "-m", "sagemaker_plans_local", "reset", "--yes", "--root", str(root)]
+    done = _read_one_line_then_close(command)
+    assert done.stdout.startswith(b"removed ")
+    assert (done.returncode, done.stderr) == (0, b"")
+    assert list(root.iterdir()) == []
+
+
+def test_any_command_into_a_pipe_closed_early_ends_with_141_and_no_message(tmp_path):
+    code = (
+        "import sys\nfrom sagemaker_plans_local import __main__\nfrom sagemaker_plans_local.server import cli\n"
+        "cli.main = lambda argv=None: [print('line', index) for index in range(200000)] and 0\n"
+        "sys.exit(__main__.main())\n"
+    )
+    done = _read_one_line_then_close([sys.executable, "-c", code])
+    assert (done.stdout, done.returncode, done.stderr) == (b"line 0\n", 141, b"")
