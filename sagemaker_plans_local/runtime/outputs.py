@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from sagemaker_plans_local.runtime.inputs import Snapshot, checkpoint_prefix, parse_s3_uri, snapshot
+from sagemaker_plans_local.services.sagemaker.jobs.job_rules import job_output_uri
 
 MODEL_ARCHIVE = "model.tar.gz"
 #: Where an uncompressed model's files go, under the job's output prefix.
@@ -28,9 +29,7 @@ COMPRESS_LEVEL = 1
 
 def output_prefix(s3_output_path: str, job_name: str) -> tuple[str, str]:
     """``(bucket, key prefix)`` of a job's artifacts: ``<S3OutputPath>/<job>/output/``."""
-    bucket, key = parse_s3_uri(s3_output_path)
-    key = key.rstrip("/")
-    return bucket, f"{key}/{job_name}/output/" if key else f"{job_name}/output/"
+    return parse_s3_uri(job_output_uri(s3_output_path, job_name))
 
 
 def artifact_uri(s3_output_path: str, job_name: str, archive: str = MODEL_ARCHIVE) -> str:

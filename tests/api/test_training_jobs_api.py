@@ -207,3 +207,14 @@ def test_training_and_billable_seconds_are_whole_seconds_rounded_up_and_at_least
     job = sm.describe_training_job(TrainingJobName="short")
     assert job["TrainingJobStatus"] == "Completed"
     assert job["TrainingTimeInSeconds"] == job["BillableTimeInSeconds"] == reported
+
+
+@pytest.mark.parametrize("output_path", ["s3://bucket/prefix", "s3://bucket/prefix/", "s3://bucket/prefix//"])
+def test_model_artifacts_keep_the_output_paths_segments_but_one_trailing_slash(sm, backend, output_path):
+    sm.create_training_job(
+        **create_request("job", keep_alive=None, OutputDataConfig={"S3OutputPath": output_path})
+    )
+    backend.run_until_idle()
+    artifacts = sm.describe_training_job(TrainingJobName="job")["ModelArtifacts"]["S3ModelArtifacts"]
+    expected = "prefix//job" if output_path.endswith("//") else "prefix/job"
+    assert artifacts == f"s3://bucket/{expected}/output/model.tar.gz"

@@ -313,3 +313,20 @@ def test_exit_codes_and_tails():
     assert tail.text() == "bbbbbbbbbb\ncccc"
     tail.add("d" * 50)
     assert tail.text() == "d" * 20
+
+
+@pytest.mark.parametrize(
+    "output_path, key",
+    [
+        ("s3://b", "job/output/model.tar.gz"),
+        ("s3://b/", "job/output/model.tar.gz"),
+        ("s3://b/out", "out/job/output/model.tar.gz"),
+        ("s3://b/out/", "out/job/output/model.tar.gz"),
+        (
+            "s3://b/prefix//",
+            "prefix//job/output/model.tar.gz",
+        ),  # S3 keys are literal: the empty segment stays
+    ],
+)
+def test_the_artifacts_key_takes_one_trailing_slash_off_the_output_path(output_path, key):
+    assert artifact_uri(output_path, "job") == f"s3://b/{key}"

@@ -7,6 +7,7 @@ from typing import Any
 from sagemaker_plans_local.protocol.pagination import indexed_page, within
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.jobs.job_rules import job_output_uri
 from sagemaker_plans_local.services.sagemaker.region import Region
 
 _model = service_model()
@@ -28,9 +29,8 @@ DEFAULT_STOPPING_CONDITION = {"MaxRuntimeInSeconds": 86400}
 def model_artifacts_uri(job: TrainingJob) -> str:
     """``model.tar.gz`` under the job's output prefix; the ``model/`` prefix for an uncompressed model."""
     config = job.spec["OutputDataConfig"]
-    output = config["S3OutputPath"].rstrip("/")
     model = "model/" if config.get("CompressionType") == "NONE" else "model.tar.gz"
-    return f"{output}/{job.name}/output/{model}"
+    return job_output_uri(config["S3OutputPath"], job.name) + model
 
 
 def warm_pool_status(job: TrainingJob) -> dict | None:

@@ -88,3 +88,13 @@ def keeps_pool(status: JobStatus, instances_started: bool, failure_reason: str |
     if status == JobStatus.STOPPED:
         return instances_started
     return failure_reason is not None and failure_reason.startswith(POOL_SAFE_FAILURES)
+
+
+def job_output_uri(s3_output_path: str, job_name: str) -> str:
+    """Where a job's artifacts go: ``<S3OutputPath>/<job>/output/``, one trailing ``/`` of the path taken off.
+
+    S3 keys are literal, so ``s3://b/prefix/`` and ``s3://b/prefix`` give ``prefix/<job>/output/``, and
+    ``s3://b/prefix//`` keeps its empty segment: ``prefix//<job>/output/`` (docs/behaviours.md).
+    """
+    base = s3_output_path[:-1] if s3_output_path.endswith("/") else s3_output_path
+    return f"{base}/{job_name}/output/"
