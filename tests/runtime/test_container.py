@@ -162,7 +162,7 @@ def test_stop_reaches_the_command(world, view):
     run = world.executor.start(job, START)
     wait_for_line(world, f"slow/algo-1-{EPOCH}", "started")
     run.stop()
-    result = run.wait(10)
+    result = run.wait(120)
     assert result is not None and result.exit_code == 143
 
 

@@ -155,15 +155,15 @@ def test_release_during_a_run_waits_for_its_end(world):
     instances = world.executor.instances_dir(job)
     assert (instances / "algo-1" / "opt" / "ml" / "code" / "sleeper.py").is_file()
     run.stop()
-    assert run.join(10) and not instances.exists()
+    assert run.join(120) and not instances.exists()
 
 
 def test_a_restarted_job_waits_for_its_previous_run(world):
     job = world.job("again", "contract_probe.py")
     first = world.executor.start(job, START)
     second = world.executor.start(job, START + timedelta(minutes=30))
-    assert first.wait(20).exit_code == 0 and second.wait(20).exit_code == 0
-    assert first.join(10) and second.join(10)
+    assert first.wait(120).exit_code == 0 and second.wait(120).exit_code == 0
+    assert first.join(120) and second.join(120)
     assert second.streams == [f"again/algo-1-{EPOCH + 1800}"]
     assert sorted(world.lines(second.streams[0])) == ["line one", "line three", "line two"]
     assert not world.executor.instances_dir(job).exists()
@@ -245,9 +245,9 @@ def test_stop_terminates_the_process_group(world):
     wait_for_line(world, f"stopme/algo-1-{EPOCH}", "ready")
     assert run.wait(0.05) is None and run.elapsed() > 0
     run.stop()
-    result = run.wait(10)
+    result = run.wait(120)
     assert result is not None and result.exit_code == 143  # 128 + SIGTERM: it ended on the signal
-    assert run.join(10)
+    assert run.join(120)
     # a stopped job keeps what the script saved: model and output are uploaded
     assert world.has("out-bucket", "results/stopme/output/model.tar.gz")
 
@@ -257,7 +257,7 @@ def test_stop_kills_after_the_grace_period(world):
     run = world.executor.start(job, START)
     wait_for_line(world, f"stubborn/algo-1-{EPOCH}", "ready")
     run.stop()
-    result = run.wait(10)
+    result = run.wait(120)
     # 128 + SIGKILL: the script ignored SIGTERM, so the kill after the grace period ended it
     assert result.exit_code == 137
 
@@ -353,7 +353,7 @@ def test_stop_during_pip_install(world):
         run = world.executor.start(job, START)
         wait_for_line(world, f"pipstop/algo-1-{EPOCH}", f"Looking in indexes: {index}")
         run.stop()
-        result = run.wait(10)
+        result = run.wait(120)
     assert result.exit_code == 143
     assert result.failure_reason.startswith("InstallRequirementsError:")
     assert world.has("out-bucket", "results/pipstop/output/model.tar.gz")  # stopped: saved as is

@@ -167,7 +167,7 @@ def tiny_wheel(directory: Path, value: int = 42) -> Path:
     return path
 
 
-def wait_for_line(world: World, stream: str, text: str, timeout: float = 15) -> None:
+def wait_for_line(world: World, stream: str, text: str, timeout: float = 120) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
