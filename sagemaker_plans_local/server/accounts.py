@@ -49,6 +49,8 @@ class Accounts:
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
         self.job_endpoint_url: str | None = None
+        #: False: every account's jobs are simulated on the clock, none of their code runs.
+        self.run_code = True
 
     def reopen(self) -> None:
         """Open every account a root holds, the server's time where the latest of them is."""
@@ -120,6 +122,7 @@ class Accounts:
             start_time=start,
             root=root,
             job_endpoint_url=self.job_endpoint_url,
+            run_job_code=self.run_code,
         )
         for name, value in self._settings.pop(account_id, {}).items():
             setattr(backend.settings, name, value)
