@@ -12,6 +12,7 @@ the keys; :func:`control_request` makes such a request from the environment's
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import os
@@ -56,6 +57,7 @@ def host_name(host: str) -> str | None:
     return name if name and ":" not in name else None
 
 
+@functools.lru_cache(maxsize=1024)
 def is_loopback(name: str) -> bool:
     """``localhost``, a name under ``.localhost`` (RFC 6761), or a loopback address (127/8, ``::1``)."""
     if name == "localhost" or name.endswith(".localhost"):
@@ -80,7 +82,7 @@ class Guard:
 
     def allows(self, name: str) -> bool:
         """Whether ``name`` (from :func:`host_name`) is one of the server's names."""
-        return self.any_host or is_loopback(name) or name in self._names or name.endswith(self._suffixes)
+        return self.any_host or name in self._names or is_loopback(name) or name.endswith(self._suffixes)
 
     def refusal(self, headers: Mapping[str, str]) -> str | None:
         """Why a request with these headers is refused (None: it is not)."""

@@ -14,6 +14,7 @@ from botocore.credentials import Credentials
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sagemaker_plans_local.runtime import views
 from sagemaker_plans_local.server import cli
 from sagemaker_plans_local.server.guard import CONTROL_SIGNING_NAME, Guard, host_name
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
@@ -375,6 +376,20 @@ def test_under_no_run_code_a_job_with_code_completes_on_the_clock_and_runs_nothi
         running.backend(DEFAULT_ACCOUNT).run_until_idle()
         assert sm.describe_training_job(TrainingJobName="simulated")["TrainingJobStatus"] == "Completed"
     assert not marker.exists()
+
+
+def test_by_default_the_same_job_runs_its_code(tmp_path):
+    """The contrast: without --no-run-code the entrypoint above does run (and makes the file)."""
+    cause = views.unavailable()
+    if cause is not None:
+        pytest.skip(f"this machine gives no /opt/ml view: {cause}")
+    marker = tmp_path / "ran"
+    with LocalServer(start_time=START, root=tmp_path / "root") as running:
+        sm = client(running)
+        sm.create_training_job(**code_job("run", marker))
+        running.backend(DEFAULT_ACCOUNT).wait_for_training_job("run")
+        assert sm.describe_training_job(TrainingJobName="run")["TrainingJobStatus"] == "Completed"
+    assert marker.exists()
 
 
 def test_serve_refuses_a_network_host_without_access_key(capsys):
