@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemaker_plans_local.runtime import views
-from sagemaker_plans_local.server import cli
+from sagemaker_plans_local.server import cli, runner
 from sagemaker_plans_local.server.guard import CONTROL_SIGNING_NAME, Guard, host_name
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 from sagemaker_plans_local.server.runner import LocalServer
@@ -392,6 +392,25 @@ def test_by_default_the_same_job_runs_its_code(tmp_path):
     assert marker.exists()
 
 
-def test_serve_refuses_a_network_host_without_access_key(capsys):
+def test_serve_refuses_a_network_host_without_access_key(capsys, monkeypatch):
+    def never(*args, **kwargs):  # the refusal comes first: nothing is ever bound to 0.0.0.0
+        raise AssertionError("serve bound a network address")
+
+    monkeypatch.setattr(runner, "LocalServer", never)
     assert cli.main(["serve", "--host", "0.0.0.0"]) == 1
     assert "--access-key" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra", [["--access-key", "k:s"], ["--unauthenticated"]])
+def test_serve_takes_a_network_host_when_told(monkeypatch, capsys, extra):
+    made = {}
+
+    def fake(*args, **kwargs):  # records what serve would start, and stops there
+        made.update(args=args, **kwargs)
+        raise OSError("not started in a test")
+
+    monkeypatch.setattr(runner, "LocalServer", fake)
+    argv = ["serve", "--host", "0.0.0.0", "--allowed-host", "sm.internal", "--no-run-code", *extra]
+    assert cli.main(argv) == 1
+    assert made["args"][0] == "0.0.0.0"
+    assert (made["allowed_hosts"], made["run_code"]) == (["sm.internal"], False)
