@@ -45,8 +45,7 @@ class LocalServer:
         allowed_hosts: Iterable[str] = (),
         run_code: bool = True,
     ) -> None:
-        self.accounts = Accounts(start_time, None if root is None else Path(root))
-        self.accounts.run_code = run_code
+        self.accounts = Accounts(start_time, None if root is None else Path(root), run_code=run_code)
         self.app = ServerApp(
             self.accounts, allow_real_keys, credentials, host_guard=Guard(host, allowed_hosts)
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -376,6 +377,28 @@ def test_under_no_run_code_a_job_with_code_completes_on_the_clock_and_runs_nothi
         running.backend(DEFAULT_ACCOUNT).run_until_idle()
         assert sm.describe_training_job(TrainingJobName="simulated")["TrainingJobStatus"] == "Completed"
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_root_keeps_whether_job_code_runs(tmp_path, first):
+    """Its journal replays each job as it was run or simulated: the other choice is refused."""
+    root = tmp_path / "root"
+    with LocalServer(start_time=START, root=root, run_code=first) as running:
+        client(running).create_training_job(**code_job("kept", tmp_path / "ran"))
+    with pytest.raises(ValueError, match="served"):
+        LocalServer(start_time=START, root=root, run_code=not first)
+    with LocalServer(start_time=START, root=root, run_code=first) as running:
+        assert client(running).describe_training_job(TrainingJobName="kept")["TrainingJobName"] == "kept"
+
+
+def test_a_root_holding_no_account_takes_either_choice(tmp_path):
+    LocalServer(start_time=START, root=tmp_path / "root").stop()
+    LocalServer(start_time=START, root=tmp_path / "other", run_code=False).stop()
+    for root in ("root", "other"):
+        for account in (tmp_path / root / "accounts").iterdir():
+            shutil.rmtree(account)
+    LocalServer(start_time=START, root=tmp_path / "root", run_code=False).stop()
+    LocalServer(start_time=START, root=tmp_path / "other").stop()
 
 
 def test_by_default_the_same_job_runs_its_code(tmp_path):
