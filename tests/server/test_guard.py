@@ -24,7 +24,7 @@ from tests.server.clients import CONTROL, client
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 KEY, SECRET = "AKIDGUARDTEST", "guard-secret"
-SLOW = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=60)
+SLOW = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=150)
 SAGEMAKER_AUTH = (
     "AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/sagemaker/aws4_request, "
     "SignedHeaders=host, Signature=00"
@@ -251,6 +251,7 @@ JSONISH = st.recursive(
 
 @SLOW
 @given(
+    method=st.sampled_from(["POST", "POST", "POST", "GET", "PUT", "DELETE", "HEAD", "PATCH"]),
     path=CONTROL_PATHS,
     body=st.one_of(
         JSONISH.map(lambda doc: json.dumps(doc).encode()),
@@ -275,16 +276,26 @@ JSONISH = st.recursive(
             max_size=6,
         ).map(lambda doc: json.dumps(doc).encode()),
         st.binary(max_size=40),
+        st.tuples(st.sampled_from(["[", '{"a":', '[{"b":']), st.integers(1, 30000)).map(
+            lambda pair: (pair[0] * pair[1]).encode()
+        ),
     ),
     query=st.sampled_from(["", "?account=111122223333", "?account=x", "?account=%ff", "?a=b&a=c"]),
 )
-def test_no_control_input_is_a_500(tmp_path_factory, path, body, query):
-    with LocalServer(start_time=START) as running:
-        status, headers, answer = send(
-            running, "POST", CONTROL + path + query, body, {"Content-Type": "application/json"}
-        )
-        assert 200 <= status < 500, answer
-        assert isinstance(json.loads(answer), dict)
+def test_no_control_input_is_a_500(fuzzed, method, path, body, query):
+    sent = body if method in ("POST", "PUT", "PATCH") else b""
+    status, headers, answer = send(
+        fuzzed, method, CONTROL + path + query, sent, {"Content-Type": "application/json"}
+    )
+    assert 200 <= status < 500, answer
+    assert method == "HEAD" or isinstance(json.loads(answer), dict)
+
+
+@pytest.fixture(scope="module")
+def fuzzed(tmp_path_factory):
+    """One server for the whole fuzz (its state changes, as a user's would)."""
+    with LocalServer(start_time=START, root=tmp_path_factory.mktemp("fuzz")) as running:
+        yield running
 
 
 # -- control API auth under --access-key --------------------------------------
