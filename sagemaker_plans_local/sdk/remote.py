@@ -205,7 +205,7 @@ class RemoteBackend:
     def control(self, method: str, path: str, document: dict | None = None) -> dict:
         """The server's JSON answer to one control API request; raises :class:`ServerError` on refusal."""
         body = None if document is None else json.dumps(document).encode()
-        request = control_request(self.endpoint_url + path, body, method)
+        request = control_request(self.endpoint_url + path, body, method, self.credentials())
         try:
             with urllib.request.urlopen(request) as response:
                 return json.loads(response.read())

@@ -155,15 +155,19 @@ def _recent(stamp: str, scope_date: str) -> bool:
     return stamp.startswith(scope_date) and skew <= MAX_SKEW_SECONDS
 
 
-def control_request(url: str, body: bytes | None = None, method: str | None = None) -> urllib.request.Request:
-    """A control API request to ``url`` (JSON ``body``: a POST), SigV4-signed when the environment has
-    ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY`` (what a server with ``--access-key`` needs)."""
+def control_request(
+    url: str, body: bytes | None = None, method: str | None = None, credentials: Credentials | None = None
+) -> urllib.request.Request:
+    """A control API request to ``url`` (JSON ``body``: a POST), SigV4-signed with ``credentials``,
+    by default the environment's ``AWS_ACCESS_KEY_ID`` and ``AWS_SECRET_ACCESS_KEY`` when both are
+    set (what a server with ``--access-key`` needs); unsigned without any."""
     method = method or ("GET" if body is None else "POST")
     headers = {"Content-Type": "application/json"}
     key, secret = os.environ.get("AWS_ACCESS_KEY_ID"), os.environ.get("AWS_SECRET_ACCESS_KEY")
-    if key and secret:
+    if credentials is None and key and secret:
+        credentials = Credentials(key, secret, os.environ.get("AWS_SESSION_TOKEN") or None)
+    if credentials is not None:
         signable = AWSRequest(method=method, url=url, headers=headers, data=body or b"")
-        token = os.environ.get("AWS_SESSION_TOKEN") or None
-        SigV4Auth(Credentials(key, secret, token), CONTROL_SIGNING_NAME, "us-east-1").add_auth(signable)
+        SigV4Auth(credentials, CONTROL_SIGNING_NAME, "us-east-1").add_auth(signable)
         headers = dict(signable.headers.items())
     return urllib.request.Request(url, body, headers, method=method)

@@ -448,3 +448,14 @@ def test_serve_takes_a_network_host_when_told(monkeypatch, capsys, extra):
     assert cli.main(argv) == 1
     assert made["args"][0] == "0.0.0.0"
     assert (made["allowed_hosts"], made["run_code"]) == (["sm.internal"], False)
+
+
+def test_the_sdk_layers_remote_backend_signs_its_control_calls(monkeypatch):
+    from sagemaker_plans_local.sdk.remote import SECRET_KEY, RemoteBackend
+
+    monkeypatch.delenv("AWS_ACCESS_KEY_ID", raising=False)
+    with LocalServer(start_time=START, credentials={DEFAULT_ACCOUNT: SECRET_KEY}) as running:
+        remote = RemoteBackend(running.url)
+        answer = remote.control("POST", CONTROL + "clock", {"advance_seconds": 60})
+        assert answer["now"] == START.replace(minute=1).isoformat()
+        assert remote.clock.now() == START.replace(minute=1)
