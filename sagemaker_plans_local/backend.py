@@ -16,7 +16,7 @@ from sagemaker_plans_local.backend_root import BackendRoot
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
-from sagemaker_plans_local.emulation import Emulation
+from sagemaker_plans_local.emulation import Emulation, ExecutorFactory
 from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
 from sagemaker_plans_local.service_registry import Services
 from sagemaker_plans_local.transport import in_job, layers
@@ -57,7 +57,8 @@ class LocalBackend:
     (set by the HTTP server that answers this backend) is where the jobs'
     own SageMaker calls go. ``runs_code=False`` (an observer, such as the
     inspection CLI) never runs a job's code on a durable root: a process that
-    does runs it.
+    does runs it. ``run_job_code=False`` runs no job's code at all: every job is simulated
+    on the clock (a shared server's ``serve --no-run-code``).
     """
 
     def __init__(
@@ -68,15 +69,17 @@ class LocalBackend:
         root: str | Path | None = None,
         job_endpoint_url: str | None = None,
         runs_code: bool = True,
+        run_job_code: bool = True,
     ) -> None:
         self.region = region
         self.account_id = account_id
         held = BackendRoot(root)
         self.root = held.path
         self._durable: Durable | None = None
+        factory = functools.partial(_local_executor, endpoint_url=job_endpoint_url) if run_job_code else None
         try:
             self._emulation, self._services, self._durable = _open_state(
-                held, account_id, region, start_time, job_endpoint_url, runs_code
+                held, account_id, region, start_time, factory, runs_code
             )
         except BaseException:
             held.release()
@@ -333,12 +336,14 @@ def _open_state(
     account_id: str,
     region: str,
     start_time: datetime | None,
-    job_endpoint_url: str | None,
+    factory: ExecutorFactory | None,
     runs_code: bool,
 ) -> tuple[Emulation, Services, Durable | None]:
-    """The backend's emulation and services: on a given root, durable (its journal replayed)."""
+    """The backend's emulation and services: on a given root, durable (its journal replayed).
+
+    ``factory`` None: no executor, every job is simulated.
+    """
     reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
-    factory = functools.partial(_local_executor, endpoint_url=job_endpoint_url)
     if held.owned:
         emulation = Emulation(
             account_id, held.path, start_time, region, reserved_types, executor_factory=factory

@@ -24,7 +24,7 @@ def open_durable(
     region: str,
     start_time: datetime | None,
     reserved_types: Sequence[str],
-    executor_factory: ExecutorFactory,
+    executor_factory: ExecutorFactory | None,
     runs_code: bool = True,
 ) -> tuple[Emulation, Services, Durable]:
     """The emulation, services and durable state of ``root`` (created if new), up to date.

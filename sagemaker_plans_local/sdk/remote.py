@@ -27,6 +27,7 @@ from botocore.credentials import Credentials
 
 from sagemaker_plans_local.backend import EMULATED_SERVICES, SERVICE_IDS, LocalBackend
 from sagemaker_plans_local.protocol.service_model import botocore_session, shared_loader
+from sagemaker_plans_local.server.guard import control_request
 from sagemaker_plans_local.services.sagemaker.statuses import FINISHED_JOB_STATUSES as _ENDED
 from sagemaker_plans_local.transport import layers
 from sagemaker_plans_local.transport.activation import Activation, activated
@@ -207,9 +208,7 @@ class RemoteBackend:
     def control(self, method: str, path: str, document: dict | None = None) -> dict:
         """The server's JSON answer to one control API request; raises :class:`ServerError` on refusal."""
         body = None if document is None else json.dumps(document).encode()
-        request = urllib.request.Request(
-            self.endpoint_url + path, body, {"Content-Type": "application/json"}, method=method
-        )
+        request = control_request(self.endpoint_url + path, body, method, self.credentials())
         try:
             with urllib.request.urlopen(request) as response:
                 return json.loads(response.read())

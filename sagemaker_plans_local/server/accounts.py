@@ -38,9 +38,15 @@ class Accounts:
     """
 
     def __init__(
-        self, start_time: datetime | None = None, root: Path | None = None, region: str = "us-east-1"
+        self,
+        start_time: datetime | None = None,
+        root: Path | None = None,
+        region: str = "us-east-1",
+        run_code: bool = True,
     ):
         self.start_time = _recorded_start(root, start_time) if root is not None else start_time
+        if root is not None:
+            _record_run_code(root, run_code)
         self.root = root
         self.region = region
         self._advanced = timedelta(0)
@@ -49,6 +55,8 @@ class Accounts:
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
         self.job_endpoint_url: str | None = None
+        #: False: every account's jobs are simulated on the clock, none of their code runs.
+        self.run_code = run_code
 
     def reopen(self) -> None:
         """Open every account a root holds, the server's time where the latest of them is."""
@@ -120,6 +128,7 @@ class Accounts:
             start_time=start,
             root=root,
             job_endpoint_url=self.job_endpoint_url,
+            run_job_code=self.run_code,
         )
         for name, value in self._settings.pop(account_id, {}).items():
             setattr(backend.settings, name, value)
@@ -146,6 +155,21 @@ def _recorded_start(root: Path, start_time: datetime | None) -> datetime | None:
         was = f"--start-time {stored}" if stored else "the wall clock"
         raise ValueError(f"the root {root} was served with {was}; restart it with that, or none")
     return recorded
+
+
+def _record_run_code(root: Path, run_code: bool) -> None:
+    """Whether job code runs is the root's for good (its journal replays jobs as they were run or
+    simulated): ``root/server.json`` records it; another choice is refused while it holds accounts."""
+    record = root / "server.json"
+    document = json.loads(record.read_text())
+    recorded = document.get("run_code", True)
+    if recorded == run_code:
+        return
+    accounts = root / "accounts"
+    if accounts.is_dir() and any(accounts.iterdir()):
+        was = "running job code" if recorded else "with --no-run-code"
+        raise ValueError(f"the root {root} was served {was}; restart it so, or serve on another root")
+    record.write_text(json.dumps({**document, "run_code": run_code}))
 
 
 def parse_time(text: str) -> datetime:

@@ -16,7 +16,7 @@ from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
-from sagemaker_plans_local.server import control, payload, routing, s3_routes, signatures
+from sagemaker_plans_local.server import control, guard, payload, routing, s3_routes, signatures
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
 
@@ -33,20 +33,27 @@ class ServerApp:
     """The WSGI application over ``accounts``; ``allow_real_keys`` lets real-looking access keys in.
 
     ``credentials`` (access key id -> secret) turns SigV4 checking on: every request must be
-    signed by one of them (``server/signatures.py``).
+    signed by one of them (``server/signatures.py``), a control request too (``server/guard.py``).
+    ``host_guard`` says which ``Host`` names are answered (default: loopback only).
     """
 
     def __init__(
-        self, accounts: Accounts, allow_real_keys: bool = False, credentials: Mapping[str, str] | None = None
+        self,
+        accounts: Accounts,
+        allow_real_keys: bool = False,
+        credentials: Mapping[str, str] | None = None,
+        host_guard: guard.Guard | None = None,
     ) -> None:
         self.accounts = accounts
         self.allow_real_keys = allow_real_keys
         self.credentials = dict(credentials or {})
+        self.guard = host_guard or _loopback_guard()
 
     def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
         request = Request(environ)
-        try:
-            response = self.respond(request)
+        try:  # who may call: checked before anything is read or acted on
+            refused = self.guard.refusal(cast(Mapping[str, str], request.headers))
+            response = self.respond(request) if refused is None else _forbidden(request, refused)
         except Exception:  # a bug of ours: still an AWS-shaped answer
             log.exception("internal error answering %s %s", request.method, request.path)
             failure = RouteError(
@@ -58,8 +65,7 @@ class ServerApp:
     def respond(self, request: Request) -> Response:
         """The answer to one request."""
         if request.path.startswith(control.PREFIX):
-            body = _read(request, MAX_BODY, "json") if request.method == "POST" else b""
-            status, document = control.answer(self.accounts, request.method, request.path, request.args, body)
+            status, document = self._control(request)
             return Response(json.dumps(document), status, content_type="application/json")
         family = routing.guess_family(request.headers)
         try:
@@ -76,6 +82,24 @@ class ServerApp:
             return _response(self._service_answer(request, scope, family), head=request.method == "HEAD")
         except RouteError as error:
             return _response(error_answer(family, error, head=request.method == "HEAD"))
+
+    def _control(self, request: Request) -> tuple[int, control.Document]:
+        """The control API's answer: signed under ``--access-key``, a POST's body JSON and bounded."""
+        headers = cast(Mapping[str, str], request.headers)
+        refused = request.method == "POST" and guard.control_type_refusal(request.content_type)
+        if refused:
+            return 415, {"error": "UnsupportedMediaType", "message": refused}
+        try:
+            body = _read(request, MAX_BODY, "json") if request.method == "POST" else b""
+        except RouteError as error:
+            return error.status, {"error": "RequestEntityTooLarge", "message": error.message}
+        if self.credentials:
+            query = request.query_string.decode("latin-1")
+            url = f"http://{request.host}{_raw_path(request)}" + (f"?{query}" if query else "")
+            refused = guard.control_signature_refusal(request.method, url, headers, body, self.credentials)
+            if refused:
+                return 403, {"error": "AccessDenied", "message": refused}
+        return control.answer(self.accounts, request.method, request.path, request.args, body)
 
     def _service_answer(self, request: Request, scope: routing.Scope, family: str) -> Answer:
         backend = self.accounts.backend(scope.account)
@@ -116,6 +140,20 @@ class ServerApp:
         return signatures.verify(
             signed, scope.credential, self.credentials, routing.signing_name(scope.service), family
         )
+
+
+def _loopback_guard() -> guard.Guard:
+    return guard.Guard("localhost")
+
+
+def _forbidden(request: Request, message: str) -> Response:
+    """A request :class:`guard.Guard` refuses: 403, as the control API or the request's protocol answers."""
+    if request.path.startswith(control.PREFIX):
+        document = {"error": "Forbidden", "message": message}
+        return Response(json.dumps(document), 403, content_type="application/json")
+    family = routing.guess_family(request.headers)
+    error = RouteError(guard.FORBIDDEN[family], message, 403)
+    return _response(error_answer(family, error, head=request.method == "HEAD"))
 
 
 def _request_dict(request: Request, body: Any) -> dict:

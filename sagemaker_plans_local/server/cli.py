@@ -1,8 +1,9 @@
 """The ``sagemaker-plans-local`` command: ``run`` a script locally, ``serve`` over HTTP, ``reset``, inspect.
 
 - ``run script.py [args]``: the script with every boto3 client answered in-process.
-- ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]``: the server
-  (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
+- ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]
+  [--allowed-host NAME] [--no-run-code] [--unauthenticated]``: the server (docs/server.md); prints one
+  line with its URL when ready; Ctrl-C or SIGTERM stops it.
 - ``reset [--root DIR | --endpoint-url URL] [--yes]``: empties the default backend's durable
   state (or the root given), or resets a running server.
 - ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``, ``cost``,
@@ -25,6 +26,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from sagemaker_plans_local.server.guard import control_request
 from sagemaker_plans_local.server.inspect_cli import register
 
 CONTROL = "/_sagemaker_plans_local/"
@@ -58,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY:SECRET",
         help="check SigV4 signatures: only requests signed with one of these keys are answered (repeatable)",
     )
+    _guard_options(serve)
     serve.set_defaults(action=_serve)
     reset = commands.add_parser(
         "reset", help="empty the default backend's durable state (or a root's, or a running server's)"
@@ -69,6 +72,24 @@ def _parser() -> argparse.ArgumentParser:
     reset.set_defaults(action=_reset)
     register(commands)
     return parser
+
+
+def _guard_options(serve: argparse.ArgumentParser) -> None:
+    serve.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also answer requests whose Host is NAME (*.NAME: names under it; '*': any, dangerous) (repeatable)",
+    )
+    serve.add_argument(
+        "--no-run-code", action="store_true", help="simulate every job on the clock; run no job's code"
+    )
+    serve.add_argument(
+        "--unauthenticated",
+        action="store_true",
+        help="allow a non-loopback --host without --access-key (anyone reaching the port may do anything)",
+    )
 
 
 def _run(options: argparse.Namespace) -> int:
@@ -94,13 +115,27 @@ def _credentials(pairs: list[str]) -> dict[str, str]:
 def _serve(options: argparse.Namespace) -> int:
     from sagemaker_plans_local.core.journal import SchemaError
     from sagemaker_plans_local.server.accounts import parse_time
+    from sagemaker_plans_local.server.guard import is_loopback
     from sagemaker_plans_local.server.runner import LocalServer
 
     try:
         start = parse_time(options.start_time) if options.start_time else None
         credentials = _credentials(options.access_key)
+        if not (is_loopback(options.host.strip("[]")) or credentials or options.unauthenticated):
+            raise ValueError(
+                f"--host {options.host} lets anyone who reaches the port call the server"
+                f"{'' if options.no_run_code else ' and run commands as you'}; give --access-key "
+                "KEY:SECRET (and --no-run-code), or --unauthenticated if that is what you want"
+            )
         server = LocalServer(
-            options.host, options.port, options.root, start, options.allow_real_keys, credentials
+            options.host,
+            options.port,
+            options.root,
+            start,
+            options.allow_real_keys,
+            credentials,
+            allowed_hosts=options.allowed_host,
+            run_code=not options.no_run_code,
         )
     except (ValueError, OSError, SchemaError) as error:
         print(f"sagemaker-plans-local: {error}", file=sys.stderr)
@@ -138,7 +173,7 @@ def _reset(options: argparse.Namespace) -> int:
         url = options.endpoint_url.rstrip("/")
         if not _confirmed(options, f"Reset the server at {url}, removing all of its state?"):
             return 1
-        request = urllib.request.Request(url + CONTROL + "reset", b"{}", {"Content-Type": "application/json"})
+        request = control_request(url + CONTROL + "reset", b"{}")
         document = _control(request)
         if document is None:
             return 1

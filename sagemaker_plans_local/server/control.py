@@ -1,6 +1,9 @@
 """The control API under ``/_sagemaker_plans_local/``: what ``LocalBackend`` does in process, over HTTP.
 
-Every answer is JSON; a bad request is a 400 ``{"error": code, "message": ...}``.
+Every answer is JSON; a bad request is a 400 ``{"error": code, "message": ...}`` (also a body
+nested too deeply for the parser). Who may call it is checked first (``server/app.py``,
+``server/guard.py``): a POST's body must be ``application/json`` (else 415), at most 16 MiB
+(else 413), and signed under ``--access-key`` (else 403).
 ``?account=<12 digits>`` picks the account of ``capacity``, ``scripts/...``
 and ``settings`` (default: the default account); ``clock`` and ``reset`` act
 on every account.
@@ -56,7 +59,7 @@ def answer(
         return 200, handler(accounts, backend, document)
     except ControlError as error:
         return error.status, {"error": error.code, "message": error.message}
-    except (DomainError, ValueError, TypeError) as error:  # the backend refused the values given
+    except (DomainError, ValueError, TypeError, OverflowError) as error:  # the backend refused the values
         return 400, {"error": "BadRequest", "message": str(getattr(error, "message", error))}
 
 
@@ -67,6 +70,8 @@ def _document(body: bytes) -> Document:
         document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise ControlError("the body is not JSON") from None
+    except RecursionError:  # nested deeper than the parser goes
+        raise ControlError("the body's JSON is nested too deeply") from None
     if not isinstance(document, dict):
         raise ControlError("the body must be a JSON object")
     return document

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator, Protocol
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.server.guard import control_request
 
 CONTROL = "/_sagemaker_plans_local/"
 #: The environment variables naming a server, in the order they are read when no target is given.
@@ -142,9 +143,7 @@ class ServerTarget:
     def control(self, path: str, document: dict[str, Any] | None = None) -> dict[str, Any]:
         """The control API's answer (a POST when ``document`` is given); TargetError on refusal."""
         body = None if document is None else json.dumps(document).encode()
-        request = urllib.request.Request(
-            self.url + CONTROL + path, body, {"Content-Type": "application/json"}
-        )
+        request = control_request(self.url + CONTROL + path, body)
         try:
             with urllib.request.urlopen(request, timeout=300) as response:
                 return dict(json.load(response))

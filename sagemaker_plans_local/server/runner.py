@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.app import ServerApp
+from sagemaker_plans_local.server.guard import Guard
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 
 
@@ -29,6 +30,8 @@ class LocalServer:
 
     Bound as soon as it is made (``url`` is known); answers once started. With a ``root``
     every account's state is durable there, and a server made on it again opens them all.
+    It answers a ``Host`` naming loopback, ``host`` or one of ``allowed_hosts`` (``server/guard.py``);
+    ``run_code=False`` simulates every job on the clock, running none of their code.
     """
 
     def __init__(
@@ -39,9 +42,13 @@ class LocalServer:
         start_time: datetime | None = None,
         allow_real_keys: bool = False,
         credentials: Mapping[str, str] | None = None,
+        allowed_hosts: Iterable[str] = (),
+        run_code: bool = True,
     ) -> None:
-        self.accounts = Accounts(start_time, None if root is None else Path(root))
-        self.app = ServerApp(self.accounts, allow_real_keys=allow_real_keys, credentials=credentials)
+        self.accounts = Accounts(start_time, None if root is None else Path(root), run_code=run_code)
+        self.app = ServerApp(
+            self.accounts, allow_real_keys, credentials, host_guard=Guard(host, allowed_hosts)
+        )
         try:
             self._http: BaseWSGIServer = make_server(
                 host, port, self.app, threaded=True, request_handler=_QuietHandler

@@ -158,7 +158,10 @@ def test_a_settings_change_reaches_the_jobs(sagemaker_server):
     ],
 )
 def test_bad_control_requests(sagemaker_server, method, path, body, status):
-    answered, headers, answer = raw(sagemaker_server, "/_sagemaker_plans_local/" + path, body, method)
+    json_type = {"Content-Type": "application/json"}  # any other type is a 415 (tests/server/test_guard.py)
+    answered, headers, answer = raw(
+        sagemaker_server, "/_sagemaker_plans_local/" + path, body, method, json_type
+    )
     assert answered == status
     assert headers["Content-Type"] == "application/json"
     assert b'"message"' in answer
