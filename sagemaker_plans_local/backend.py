@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Callable, Collection, Iterator, cast
 import boto3
 
 from sagemaker_plans_local.backend_root import BackendRoot
+from sagemaker_plans_local.backend_state import local_executor, open_state, shut_down
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
-from sagemaker_plans_local.emulation import Emulation, ExecutorFactory
-from sagemaker_plans_local.protocol.service_model import botocore_session, service_model, shared_loader
-from sagemaker_plans_local.service_registry import Services
-from sagemaker_plans_local.transport import in_job, layers
+from sagemaker_plans_local.protocol.service_model import botocore_session, shared_loader
+from sagemaker_plans_local.transport import layers
 from sagemaker_plans_local.transport.activation import Activation, activated
 from sagemaker_plans_local.transport.refusal import Refusal, refuse
 from sagemaker_plans_local.transport.service_hook import ServiceHook
@@ -32,7 +31,6 @@ if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with
     from sagemaker_plans_local.inspection.prices import TrainingPrices
     from sagemaker_plans_local.inspection.snapshot import Snapshot
     from sagemaker_plans_local.protocol.service import AwsService
-    from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor
     from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
     from sagemaker_plans_local.services.sagemaker.plans.regional_capacity import RegionalCapacity
 
@@ -76,16 +74,16 @@ class LocalBackend:
         held = BackendRoot(root)
         self.root = held.path
         self._durable: Durable | None = None
-        factory = functools.partial(_local_executor, endpoint_url=job_endpoint_url) if run_job_code else None
+        factory = functools.partial(local_executor, endpoint_url=job_endpoint_url) if run_job_code else None
         try:
-            self._emulation, self._services, self._durable = _open_state(
+            self._emulation, self._services, self._durable = open_state(
                 held, account_id, region, start_time, factory, runs_code
             )
         except BaseException:
             held.release()
             raise
         emulation = self._emulation
-        self._closer = weakref.finalize(self, _shut_down, emulation, held, self._durable)
+        self._closer = weakref.finalize(self, shut_down, emulation, held, self._durable)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
 
     # -- public surface ------------------------------------------------------
@@ -329,58 +327,6 @@ class _Holding:
 
     def __call__(self) -> bool:
         return self.enabled()
-
-
-def _open_state(
-    held: BackendRoot,
-    account_id: str,
-    region: str,
-    start_time: datetime | None,
-    factory: ExecutorFactory | None,
-    runs_code: bool,
-) -> tuple[Emulation, Services, Durable | None]:
-    """The backend's emulation and services: on a given root, durable (its journal replayed).
-
-    ``factory`` None: no executor, every job is simulated.
-    """
-    reserved_types = service_model().shape_for("ReservedCapacityInstanceType").enum
-    if held.owned:
-        emulation = Emulation(
-            account_id, held.path, start_time, region, reserved_types, executor_factory=factory
-        )
-        return emulation, Services(emulation), None
-    from sagemaker_plans_local.durable.opening import open_durable
-
-    return open_durable(held.path, account_id, region, start_time, reserved_types, factory, runs_code)
-
-
-def _local_executor(emulation: Emulation, region: str, endpoint_url: str | None = None) -> Executor:
-    """The local runtime for one region's script-mode jobs (loaded with the first region, not the backend)."""
-    from sagemaker_plans_local.runtime import LocalExecutor
-
-    return LocalExecutor(
-        emulation.root / "runtime" / region,
-        emulation.objects,
-        emulation.run_logs(region),
-        emulation.clock,
-        job_environment=in_job.job_environment(
-            str(emulation.objects.root), emulation.account_id, endpoint_url
-        ),
-        job_python_path=[in_job.BOOTSTRAP_DIR],
-        settings=emulation.settings,
-    )
-
-
-def _shut_down(emulation: Emulation, root: BackendRoot, durable: Durable | None) -> None:
-    """Close a backend (once, from close(), garbage collection or interpreter exit)."""
-    try:
-        if durable is not None:
-            durable.close()
-        emulation.close(timeout=10)
-    finally:
-        if durable is not None:
-            durable.release()
-        root.release()
 
 
 _SESSION_LOCK = threading.RLock()  # held while the shared client session is first made

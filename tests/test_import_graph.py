@@ -28,7 +28,8 @@ LAYERS = (
     (
         "facade",
         lambda m: (
-            m in ("backend", "backend_root", "service_registry") or m.startswith(("durable", "inspection"))
+            m in ("backend", "backend_root", "backend_state", "service_registry")
+            or m.startswith(("durable", "inspection"))
         ),
     ),
     ("transport", lambda m: m.startswith("transport")),
