@@ -260,15 +260,18 @@ class LocalBackend:
 
         return cost_report(self._snapshot(), prices)
 
-    def timeline(self, title: str | None = None) -> Figure:
+    def timeline(
+        self, title: str | None = None, start: datetime | None = None, end: datetime | None = None
+    ) -> Figure:
         """The timeline picture of everything this backend holds (``docs/cli.md``, "timeline").
 
         A matplotlib Figure (the ``timeline`` extra), shown inline in Jupyter; save it with
         ``sagemaker_plans_local.inspection.timeline.save(figure, "out.png")`` (.png, .svg, .html).
+        ``start`` / ``end`` zoom the time axis.
         """
         from sagemaker_plans_local.inspection.timeline import timeline
 
-        return timeline(self._snapshot(), title)
+        return timeline(self._snapshot(), title, start=start, end=end)
 
     def _snapshot(self) -> Snapshot:
         from sagemaker_plans_local.inspection.snapshot import Snapshot

@@ -9,11 +9,12 @@ embedding the SVG). What is drawn: docs/cli.md, "timeline".
 from __future__ import annotations
 
 import html
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
 from sagemaker_plans_local.inspection.snapshot import Snapshot
-from sagemaker_plans_local.inspection.timeline_model import MAX_JOBS, picture
+from sagemaker_plans_local.inspection.timeline_model import MAX_JOBS, Picture, picture
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -26,17 +27,33 @@ PANEL = 1.4  # inches per panel beside its rows: title, time axis
 LEGEND = 0.6  # inches, the legend below the panels
 
 
-def timeline(snapshot: Snapshot, title: str | None = None, max_jobs: int = MAX_JOBS) -> "Figure":
+def timeline(
+    snapshot: Snapshot,
+    title: str | None = None,
+    max_jobs: int = MAX_JOBS,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> "Figure":
     """The picture of ``snapshot``: one row per plan and AZ (its blocks), one per job (phases, pool).
 
     Only the latest ``max_jobs`` jobs get a row (a note says how many were
-    left out). In Jupyter the figure shows inline (it has ``_repr_png_``).
+    left out). ``start`` and/or ``end`` zoom the time axis (a job of seconds
+    beside a plan of days). In Jupyter the figure shows inline (it has ``_repr_png_``).
     """
-    return timelines([(title, snapshot)], max_jobs)
+    return timelines([(title, snapshot)], max_jobs, start, end)
 
 
-def timelines(panels: Sequence[tuple[str | None, Snapshot]], max_jobs: int = MAX_JOBS) -> "Figure":
+def timelines(
+    panels: Sequence[tuple[str | None, Snapshot]],
+    max_jobs: int = MAX_JOBS,
+    start: datetime | None = None,
+    end: datetime | None = None,
+) -> "Figure":
     """One figure of several snapshots, each ``(title, snapshot)`` a panel with its own time axis."""
+    if start is not None and end is not None and start >= end:
+        raise ValueError(
+            f"a timeline's start ({start.isoformat()}) must come before its end ({end.isoformat()})"
+        )
     _require_matplotlib()
     from sagemaker_plans_local.inspection.timeline_draw import TimelineFigure, draw, legend_handles, rows
 
@@ -45,9 +62,24 @@ def timelines(panels: Sequence[tuple[str | None, Snapshot]], max_jobs: int = MAX
     figure = TimelineFigure(figsize=(WIDTH, sum(heights) + LEGEND), layout="constrained")
     axes = figure.subplots(len(pictures), 1, squeeze=False, height_ratios=heights)[:, 0]
     for ax, (title, each) in zip(axes, pictures):
-        draw(ax, each, title)
+        draw(ax, each, title, zoom(each, start, end))
     figure.legend(handles=legend_handles(), loc="outside lower center", ncol=8, fontsize=8, frameon=False)
     return figure
+
+
+def zoom(each: Picture, start: datetime | None, end: datetime | None) -> tuple[datetime, datetime] | None:
+    """The window ``start``..``end`` over ``each``'s time; an open side ends at its first or last moment."""
+    if start is None and end is None:
+        return None
+    moments = sorted(each.moments())
+    minute = timedelta(minutes=1)
+    low = start if start is not None else moments[0]
+    high = end if end is not None else moments[-1]
+    if start is None and low >= high:
+        low = high - minute
+    elif high <= low:
+        high = low + minute
+    return low, high
 
 
 def save(figure: "Figure", path: str | Path) -> Path:

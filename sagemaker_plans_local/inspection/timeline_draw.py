@@ -21,6 +21,8 @@ from matplotlib.patches import Patch, Rectangle
 from sagemaker_plans_local.inspection.timeline_model import PHASES, Block, Chain, JobRow, Picture
 
 HEIGHT = 0.6  # of a bar, in rows
+#: A zoom: the time axis from its first to its second moment.
+Window = tuple[datetime, datetime]
 COLOURS = {
     "block": "#d6e6f5",
     "pending": "#c8c8c8",
@@ -45,9 +47,12 @@ class TimelineFigure(Figure):
         return out.getvalue()
 
 
-def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:
-    """Draw ``picture`` on ``ax``: block rows, then job rows (in creation order), on one UTC time axis."""
-    low, high = _limits(picture)
+def draw(ax: Axes, picture: Picture, title: str | None = None, window: Window | None = None) -> None:
+    """Draw ``picture`` on ``ax``: block rows, then job rows (in creation order), on one UTC time axis.
+
+    ``window`` (start, end) zooms the axis to that time (what lies outside is cut at its edges).
+    """
+    low, high = _limits(picture) if window is None else (float(dates.date2num(w)) for w in window)
     span = high - low
     row = 0
     labels: list[str] = []
@@ -73,6 +78,8 @@ def draw(ax: Axes, picture: Picture, title: str | None = None) -> None:
 
 def _now(ax: Axes, now: datetime, low: float, high: float) -> None:
     x = float(dates.date2num(now))
+    if not low <= x <= high:  # zoomed away from now
+        return
     line = ax.axvline(x, color="#c0392b", linewidth=1.5, zorder=5, gid="now")
     line.set_label(f"now {now:%Y-%m-%d %H:%M:%S} UTC")
     right = (x - low) / (high - low) > 0.5  # the text on the side with room

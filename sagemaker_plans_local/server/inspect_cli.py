@@ -130,7 +130,7 @@ def _arguments(options: argparse.Namespace) -> argparse.Namespace:
         if hasattr(options, "duration") and getattr(options, "clock_command", None) is None:
             _check_offering_options(options)
             options.hours = parse_hours(options.duration)
-        for name in ("start_after", "end_before"):
+        for name in ("start_after", "end_before", "since", "until"):
             if getattr(options, name, None) is not None:
                 setattr(options, name, _time(getattr(options, name)))
     except ValueError as error:

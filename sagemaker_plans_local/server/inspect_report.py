@@ -32,6 +32,8 @@ def timeline_options(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, metavar="FILE", help="the picture: FILE.png, FILE.svg or FILE.html"
     )
     parser.add_argument("--title", help="the picture's title")
+    parser.add_argument("--since", metavar="TIME", help="zoom: the time axis starts here (ISO 8601)")
+    parser.add_argument("--until", metavar="TIME", help="zoom: the time axis ends here (ISO 8601)")
 
 
 def check_out(options: argparse.Namespace) -> None:
@@ -80,8 +82,9 @@ def timeline(target: RootTarget | ServerTarget, options: argparse.Namespace, con
     now = target.now()
     snapshot = Snapshot.collect(target.sagemaker(), now)
     try:
-        path = pictures.save(pictures.timeline(snapshot, options.title), options.out)
-    except (ImportError, OSError) as error:
+        figure = pictures.timeline(snapshot, options.title, start=options.since, end=options.until)
+        path = pictures.save(figure, options.out)
+    except (ImportError, OSError, ValueError) as error:
         raise TargetError(str(error)) from None
     document = {
         "now": views.iso(now),

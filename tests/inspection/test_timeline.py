@@ -323,3 +323,20 @@ class _Page(HTMLParser):
 
     def handle_data(self, data):
         self.words.append(data)
+
+
+def test_a_zoom_shows_the_seconds_long_phases_beside_a_plan_of_days(resumed_on_plan):
+    job = resumed_on_plan.job("long")
+    start = job["TrainingStartTime"] - timedelta(minutes=5)
+    end = job["TrainingStartTime"] + timedelta(minutes=30)
+    figure = timeline(resumed_on_plan, start=start, end=end)
+    low, high = figure.axes[0].get_xlim()
+    assert (low, high) == (x(start), x(end))
+    starting = artists(figure, "job:long:starting")[0]  # minutes wide: a real bar now, no mark needed
+    assert starting.get_width() > MARK_SHARE * (high - low)
+    assert artists(figure, f"mark:{starting.get_gid()}") == []
+    assert artists(figure, "now") == []  # now is days later: out of the window
+    only_end = timeline(resumed_on_plan, end=end).axes[0].get_xlim()
+    assert only_end[1] == x(end) and only_end[0] < dates.date2num(start)
+    with pytest.raises(ValueError, match="must come before"):
+        timeline(resumed_on_plan, start=end, end=start)

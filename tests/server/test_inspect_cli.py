@@ -253,6 +253,18 @@ def test_timeline_draws_the_picture(place, capsys, tmp_path, suffix):
         assert all(name in out.read_text() for name in ("<svg", "big-plan", "prep", "train", "on-plan"))
 
 
+def test_timeline_zooms_with_since_and_until(place, capsys, tmp_path):
+    out = tmp_path / "zoom.svg"
+    since, until = FIXTURE_START.isoformat(), (FIXTURE_START + timedelta(minutes=30)).isoformat()
+    arguments = ["timeline", "--out", str(out), "--since", since, "--until", until]
+    status, _, err = run(capsys, *arguments, *place.arguments)
+    assert (status, err) == (0, "") and "prep" in out.read_text()
+    status, out_text, err = run(
+        capsys, "timeline", "--out", str(out), "--since", until, "--until", since, *place.arguments
+    )
+    assert (status, out_text) == (1, "") and "must come before" in err
+
+
 def test_advance_steps_stop_at_each_change_on_a_root(tmp_path):
     with LocalBackend(start_time=FIXTURE_START, root=tmp_path / "root") as backend:
         make_state(backend.client(), backend.clock.advance)
@@ -304,6 +316,7 @@ def test_the_endpoint_variable_names_a_server(sagemaker_server, capsys, monkeypa
         ["pools", "--colour"],
         ["timeline", "--out", "picture.pdf"],
         ["timeline"],
+        ["timeline", "--out", "p.png", "--since", "yesterday"],
     ],
 )
 def test_bad_arguments_exit_2_with_a_message(arguments, tmp_path, capsys):
