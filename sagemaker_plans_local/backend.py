@@ -277,6 +277,16 @@ class LocalBackend:
 
         return Snapshot.collect(self.client(), self.clock.now())
 
+    def at_work(self) -> bool:
+        """Whether a close would cut work short: a call holds the lock, or a job's code runs here."""
+        if not self._emulation.lock.acquire(blocking=False):
+            return True
+        try:
+            services = [region.training_jobs for region in self._emulation.regions()]
+            return any(jobs.running(job) for jobs in services for job in jobs.all())
+        finally:
+            self._emulation.lock.release()
+
     def close(self) -> None:
         """Stop local runs, let the root go and remove it if the backend made it; idempotent."""
         self._closer()
