@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -32,8 +33,10 @@ from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 
-#: Idle durable accounts a server keeps open by default (each holds about 4 descriptors).
+#: Idle durable accounts a server keeps open by default (each holds 4 descriptors).
 MAX_OPEN_ACCOUNTS = 64
+#: The environment variable that sets another number.
+MAX_OPEN_VARIABLE = "SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS"
 
 
 class WallClockError(Exception):
@@ -45,7 +48,8 @@ class Accounts:
 
     ``start_time`` None follows the wall clock. ``root`` None gives every
     backend a temporary directory; otherwise an account's files live under
-    ``root/accounts/<account id>``, and at most ``max_open`` idle accounts stay open.
+    ``root/accounts/<account id>``, and at most ``max_open`` idle accounts stay open (by
+    default ``$SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS``, else 64).
     """
 
     def __init__(
@@ -54,7 +58,7 @@ class Accounts:
         root: Path | None = None,
         region: str = "us-east-1",
         run_code: bool = True,
-        max_open: int = MAX_OPEN_ACCOUNTS,
+        max_open: int | None = None,
     ):
         self.start_time = _recorded_start(root, start_time) if root is not None else start_time
         if root is not None:
@@ -62,7 +66,7 @@ class Accounts:
         self.root = root
         self.region = region
         #: Durable accounts kept open while idle (those at work stay open beyond it).
-        self.max_open = max_open
+        self.max_open = max_open or _max_open()
         self._advanced = timedelta(0)
         self._open: OrderedDict[str, LocalBackend] = OrderedDict()  # least recently used first
         self._draining: weakref.WeakSet[LocalBackend] = weakref.WeakSet()  # closed out, still held
@@ -195,17 +199,18 @@ class Accounts:
     def _make_room(self) -> None:
         """Close the least recently used idle durable accounts until one more fits in ``max_open``.
 
-        A closed backend still held (a request under way, a test's reference) closes when let go.
+        A backend someone else holds (a request under way, a client, a test's reference: CPython's
+        reference count says) or at work stays open. One let go is closed when it is garbage (its
+        finalizer): at once if nothing else holds it, else when its last holder lets go.
         """
         if self.root is None:
             return
         for account in list(self._open):
             if len(self._open) < self.max_open:
                 return
-            backend = self._open[account]
-            if backend.at_work():
-                continue  # a call or a job's code is under way: it stays open
-            self._due[account] = backend.clock.next_due()
+            if sys.getrefcount(self._open[account]) > 2 or self._open[account].at_work():
+                continue  # held (2: the dict's and the call's own) or at work: it stays open
+            self._due[account] = self._open[account].clock.next_due()
             self._draining.add(self._open.pop(account))
 
     def _learn_dues(self) -> None:
@@ -246,6 +251,13 @@ class Accounts:
         self._draining = weakref.WeakSet()
         for backend in backends:
             backend.close()
+
+
+def _max_open() -> int:
+    text = os.environ.get(MAX_OPEN_VARIABLE, str(MAX_OPEN_ACCOUNTS))
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"{MAX_OPEN_VARIABLE} must be a whole number of accounts (at least 1), not {text!r}")
+    return int(text)
 
 
 def _recorded_now(root: Path) -> datetime | None:

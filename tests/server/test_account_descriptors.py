@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sagemaker_plans_local.server.accounts import MAX_OPEN_ACCOUNTS
+from sagemaker_plans_local.server.accounts import MAX_OPEN_ACCOUNTS, MAX_OPEN_VARIABLE
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.conftest import START
 from tests.durable.worker import job_request
@@ -158,19 +158,18 @@ def test_a_reset_empties_closed_accounts_and_keeps_their_settings(fast_root):
             assert server.backend(key).clock.now() == START
 
 
-def test_a_closed_out_backend_still_held_closes_when_let_go(fast_root):
+def test_a_backend_someone_holds_stays_open_until_let_go(fast_root):
     with small_server(fast_root) as server:
         kept = server.backend(A)
-        kept.client("s3").create_bucket(Bucket="kept")
         for key in (B, C, D):
             client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
-        assert [b["Name"] for b in kept.client("s3").list_buckets()["Buckets"]] == ["kept"]
-        assert [b["Name"] for b in client(server, "s3", key=A).list_buckets()["Buckets"]] == ["kept"]
-        for key in (B, C, D):  # the account's new backend is closed out too; the kept one stays
-            client(server, "s3", key=key).list_buckets()
-        assert held(fast_root, A)
+        assert held(fast_root, A) and not held(fast_root, B)
+        client(server, "s3", key=A).create_bucket(Bucket="through-the-server")
+        assert [b["Name"] for b in kept.client("s3").list_buckets()["Buckets"]] == ["through-the-server"]
         del kept
-        gc.collect()
+        gc.collect()  # the client made above lets its backend go too
+        client(server, "s3", key=B).list_buckets()
+        client(server, "s3", key=C).list_buckets()
         assert not held(fast_root, A)
 
 
@@ -201,3 +200,15 @@ def test_accounts_keep_their_state_and_time_whichever_are_open(steps):
                 assert server.backend(key).clock.now() == server.accounts.now()
     finally:
         shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def test_the_number_of_open_accounts_is_set_by_the_environment(fast_root, monkeypatch):
+    monkeypatch.setenv(MAX_OPEN_VARIABLE, "3")
+    with LocalServer(root=fast_root, start_time=START) as server:
+        assert server.accounts.max_open == 3
+        for key in (A, B, C, D):
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        assert [held(fast_root, key) for key in (A, B, C, D)] == [False, True, True, True]
+    monkeypatch.setenv(MAX_OPEN_VARIABLE, "0")
+    with pytest.raises(ValueError, match="SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS must be a whole number"):
+        LocalServer(root=fast_root)
