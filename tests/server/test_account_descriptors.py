@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -212,3 +213,33 @@ def test_the_number_of_open_accounts_is_set_by_the_environment(fast_root, monkey
     monkeypatch.setenv(MAX_OPEN_VARIABLE, "0")
     with pytest.raises(ValueError, match="SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS must be a whole number"):
         LocalServer(root=fast_root)
+
+
+def test_accounts_closing_and_opening_under_concurrent_requests_answer_every_one(fast_root):
+    keys = [str(555_000_000_000 + n) for n in range(8)]
+    failures: list[str] = []
+
+    def work(worker: int) -> None:
+        for step in range(12):
+            key = keys[(worker * 5 + step) % len(keys)]
+            s3 = client(server, "s3", key=key)
+            try:
+                s3.put_object(Bucket=f"b-{key}", Key=f"{worker}-{step}", Body=b"x" * step)
+                assert s3.get_object(Bucket=f"b-{key}", Key=f"{worker}-{step}")["Body"].read() == b"x" * step
+            except Exception as error:  # every failure is reported below
+                failures.append(f"{key} {worker}-{step}: {error!r}")
+
+    with small_server(fast_root, max_open=3) as server:
+        for key in keys:
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        threads = [threading.Thread(target=work, args=(worker,)) for worker in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert failures == []
+        counts = [
+            client(server, "s3", key=key).list_objects_v2(Bucket=f"b-{key}")["KeyCount"] for key in keys
+        ]
+        assert sum(counts) == 6 * 12
+        assert sum(held(fast_root, key) for key in keys) <= 3
