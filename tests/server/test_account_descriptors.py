@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from sagemaker_plans_local.server.accounts import MAX_OPEN_ACCOUNTS, MAX_OPEN_VARIABLE
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.conftest import START
-from tests.durable.worker import job_request
+from tests.durable.worker import SLEEPER, job_request
 from tests.server.clients import client, control
 
 REPO = Path(__file__).resolve().parents[2]
@@ -172,6 +172,27 @@ def test_a_backend_someone_holds_stays_open_until_let_go(fast_root):
         client(server, "s3", key=B).list_buckets()
         client(server, "s3", key=C).list_buckets()
         assert not held(fast_root, A)
+
+
+def test_an_account_whose_job_code_runs_stays_open_until_it_ends(fast_root, tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "sleeper.py").write_text(SLEEPER)
+    with small_server(fast_root) as server:
+        server.backend(A).settings.cold_start_seconds = 0
+        sm = client(server, key=A)
+        sm.create_training_job(**job_request("running", keep_alive=0, source=str(source), seconds=600))
+        server.accounts.advance(1)  # training starts: sleeper.py runs (for ten real minutes)
+        for key in (B, C, D):
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        assert held(fast_root, A) and not held(fast_root, B)
+        assert sm.describe_training_job(TrainingJobName="running")["SecondaryStatus"] == "Training"
+        sm.stop_training_job(TrainingJobName="running")
+        server.backend(A).wait_for_training_job("running")
+        client(server, "s3", key=B).list_buckets()
+        client(server, "s3", key=C).list_buckets()
+        assert not held(fast_root, A)
+        assert sm.describe_training_job(TrainingJobName="running")["TrainingJobStatus"] == "Stopped"
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
