@@ -31,6 +31,7 @@ import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.core.journal import DATABASE
+from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 
 #: Idle durable accounts a server keeps open by default (each holds 4 descriptors).
@@ -70,8 +71,7 @@ class Accounts:
         self._advanced = timedelta(0)
         self._open: OrderedDict[str, LocalBackend] = OrderedDict()  # least recently used first
         self._draining: weakref.WeakSet[LocalBackend] = weakref.WeakSet()  # closed out, still held
-        self._due: dict[str, datetime | None] = {}  # a closed account's next change, where known
-        self._dues_known = root is None
+        self._closed = ClosedAccounts(root)
         self._settings: dict[str, dict] = {}  # what a reset keeps, by account
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
@@ -89,9 +89,10 @@ class Accounts:
             if reached is None:  # written before clock.json: every account's clock is read
                 for account in self._closed_accounts():
                     self.backend(account)
-                self._dues_known = True
             else:
                 self._advanced = max(reached - self.start_time, self._advanced)
+                self._closed.load()
+            self._reached()
 
     @property
     def manual(self) -> bool:
@@ -106,7 +107,7 @@ class Accounts:
                 return backend
             self._make_room()
             backend = self._open[account_id] = self._make(account_id)
-            self._due.pop(account_id, None)
+            self._closed.opened(account_id)
             return backend
 
     def backends(self) -> list[LocalBackend]:
@@ -118,9 +119,9 @@ class Accounts:
             self._learn_dues()
             opened = list(self._open.values())
             first = min((due for b in opened if (due := b.clock.next_due()) is not None), default=None)
-            closed = min((due for due in self._due.values() if due is not None), default=None)
+            closed = self._closed.first()
             if closed is not None and (first is None or closed <= first):
-                opened += [self.backend(account) for account, due in list(self._due.items()) if due == closed]
+                opened += [self.backend(account) for account in self._closed.due_by(closed)]
             return list(dict.fromkeys(opened))
 
     def now(self) -> datetime:
@@ -145,7 +146,7 @@ class Accounts:
             for backend in list(self._open.values()):
                 backend.clock.advance(max(now - backend.clock.now(), timedelta(0)))
             self._learn_dues()
-            for account in [a for a, due in self._due.items() if due is not None and due <= now]:
+            for account in self._closed.due_by(now):
                 self.backend(account)
             return self.now()
 
@@ -160,13 +161,19 @@ class Accounts:
             self._close_all()
             if self.root is not None:  # a reset: every account's next backend starts empty
                 shutil.rmtree(self.root / "accounts", ignore_errors=True)
-            self._advanced, self._due, self._dues_known = timedelta(0), {}, True
+            self._advanced = timedelta(0)
+            self._closed.clear()
             self._reached()
 
     def close(self) -> None:
-        """Close every backend (a server's last act)."""
+        """Close every backend (a server's last act), and keep the accounts' next changes in ``dues.json``."""
         with self._lock:
+            dues = {account: backend.clock.next_due() for account, backend in self._open.items()}
             self._close_all()
+            if self.root is not None:
+                for account, due in dues.items():
+                    self._closed.closed(account, due)
+                self._closed.save()
 
     def _make(self, account_id: str) -> LocalBackend:
         root = None if self.root is None else self.root / "accounts" / account_id
@@ -210,18 +217,16 @@ class Accounts:
                 return
             if sys.getrefcount(self._open[account]) > 2 or self._open[account].at_work():
                 continue  # held (2: the dict's and the call's own) or at work: it stays open
-            self._due[account] = self._open[account].clock.next_due()
-            self._draining.add(self._open.pop(account))
+            due = self._open[account].clock.next_due()
+            self._draining.add(self._open.pop(account))  # closed here (unless held unseen)
+            self._closed.closed(account, due)
 
     def _learn_dues(self) -> None:
-        """On a manual clock, each closed account's next change (once: an account closed by this
-        server is known; a root taken up is opened one account at a time)."""
-        if self._dues_known:
-            return
+        """Each closed account's next change: one not known (never seen closed, or written by
+        another process since) is opened, one at a time, to learn it."""
         for account in self._closed_accounts():
-            if account not in self._due:
+            if not self._closed.known(account):
                 self.backend(account)
-        self._dues_known = True
 
     def _closed_accounts(self) -> list[str]:
         """The accounts the root holds that are not open now."""

@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.server.accounts import MAX_OPEN_ACCOUNTS, MAX_OPEN_VARIABLE
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.conftest import START
@@ -264,3 +265,36 @@ def test_accounts_closing_and_opening_under_concurrent_requests_answer_every_one
         ]
         assert sum(counts) == 6 * 12
         assert sum(held(fast_root, key) for key in keys) <= 3
+
+
+def test_a_root_served_before_clock_json_takes_the_latest_account_s_time(fast_root, monkeypatch):
+    with small_server(fast_root) as server:
+        for key in (A, B, C):
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        server.accounts.advance(90)
+    with LocalBackend(
+        account_id=B, root=fast_root / "accounts" / B
+    ) as own:  # a backend of its own moves B on
+        own.clock.advance(30)
+    (fast_root / "clock.json").unlink()
+    (fast_root / "dues.json").unlink()
+    monkeypatch.setenv(MAX_OPEN_VARIABLE, "1")  # read one at a time: at most one stays open
+    with LocalServer(root=fast_root) as server:
+        assert server.accounts.now() == START + timedelta(seconds=120)
+        assert [held(fast_root, key) for key in (A, B, C)].count(True) <= 1
+    assert json.loads((fast_root / "clock.json").read_text()) == {
+        "now": (START + timedelta(seconds=120)).isoformat()
+    }
+
+
+def test_a_change_another_process_makes_in_a_closed_account_is_found(fast_root):
+    with small_server(fast_root) as server:
+        for key in (A, B, C):
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        assert not held(fast_root, A)
+        with LocalBackend(account_id=A, root=fast_root / "accounts" / A) as other:
+            other.client().create_training_job(**job_request("elsewhere", keep_alive=0))
+        while control(server, "clock", {"next_change": True})[1]["changed"]:
+            pass
+        job = client(server, key=A).describe_training_job(TrainingJobName="elsewhere")
+        assert job["TrainingJobStatus"] == "Completed"
