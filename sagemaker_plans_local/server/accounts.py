@@ -11,8 +11,9 @@ time it has reached. A durable account holds descriptors (its SQLite
 journal and its owner's lock) only while open: at most ``max_open`` idle
 ones stay open, the least recently used closing for a new one, and a closed
 account opens again on its next request (or when the clock reaches its next
-change), caught up to the server's time. An ephemeral account keeps its
-state in memory and holds no descriptor while idle: it stays.
+change, which ``closed_accounts.py`` keeps), caught up to the server's time.
+An ephemeral account keeps its state in memory and holds no descriptor
+while idle: it stays.
 """
 
 from __future__ import annotations

@@ -298,3 +298,18 @@ def test_a_change_another_process_makes_in_a_closed_account_is_found(fast_root):
             pass
         job = client(server, key=A).describe_training_job(TrainingJobName="elsewhere")
         assert job["TrainingJobStatus"] == "Completed"
+
+
+def test_a_wall_clock_account_closed_and_opened_again_goes_on(fast_root):
+    server = LocalServer(root=fast_root)
+    server.accounts.max_open = 2
+    with server:
+        client(server, key=A).create_training_job(**job_request("walled", keep_alive=0))
+        for key in (B, C):
+            client(server, "s3", key=key).create_bucket(Bucket=f"b-{key}")
+        assert not held(fast_root, A)
+        assert server.backend(A).wait_for_training_job("walled").status == "Completed"
+        assert (
+            client(server, key=A).describe_training_job(TrainingJobName="walled")["TrainingJobStatus"]
+            == "Completed"
+        )
