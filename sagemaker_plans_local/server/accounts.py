@@ -225,9 +225,8 @@ class Accounts:
     def _learn_dues(self) -> None:
         """Each closed account's next change: one not known (never seen closed, or written by
         another process since) is opened, one at a time, to learn it."""
-        for account in self._closed_accounts():
-            if not self._closed.known(account):
-                self.backend(account)
+        for account in self._closed.unknown(self._open):
+            self.backend(account)
 
     def _closed_accounts(self) -> list[str]:
         """The accounts the root holds that are not open now."""

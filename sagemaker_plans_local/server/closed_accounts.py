@@ -11,6 +11,7 @@ import json
 import os
 from datetime import datetime
 from pathlib import Path
+from typing import Collection
 
 from sagemaker_plans_local.core.journal import DATABASE
 
@@ -32,10 +33,18 @@ class ClosedAccounts:
     def opened(self, account: str) -> None:
         self._dues.pop(account, None)
 
-    def known(self, account: str) -> bool:
-        """Whether the account's next change is known (its journal unchanged since it closed)."""
-        entry = self._dues.get(account)
-        return entry is not None and entry[1] == self._signature(account)
+    def unknown(self, open_accounts: Collection[str]) -> list[str]:
+        """The accounts of ``root/accounts``, not open, whose next change is not known."""
+        if self._root is None or not (self._root / "accounts").is_dir():
+            return []
+        with os.scandir(self._root / "accounts") as entries:
+            names = sorted(entry.name for entry in entries if entry.name not in open_accounts)
+        unknown = []
+        for name in names:
+            mark, entry = self._signature(name), self._dues.get(name)
+            if mark[0] >= 0 and (entry is None or entry[1] != mark):  # a journal, changed or never seen
+                unknown.append(name)
+        return unknown
 
     def due_by(self, moment: datetime) -> list[str]:
         """The closed accounts whose next change is due by ``moment``."""
@@ -72,9 +81,10 @@ class ClosedAccounts:
     def _signature(self, account: str) -> list[int]:
         assert self._root is not None  # accounts close only on a root
         marks = []
-        for name in (DATABASE, f"{DATABASE}-wal"):
+        database = os.path.join(self._root, "accounts", account, DATABASE)
+        for path in (database, f"{database}-wal"):
             try:
-                status = os.stat(self._root / "accounts" / account / name)
+                status = os.stat(path)
             except FileNotFoundError:
                 marks += [-1, -1]
             else:
