@@ -87,6 +87,7 @@ class LocalBackend:
         emulation = self._emulation
         self._closer = weakref.finalize(self, _shut_down, emulation, held, self._durable)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
+        self.at_work = emulation.at_work  #: whether a close would cut work short (Emulation.at_work)
 
     # -- public surface ------------------------------------------------------
     @property
@@ -276,16 +277,6 @@ class LocalBackend:
         from sagemaker_plans_local.inspection.snapshot import Snapshot
 
         return Snapshot.collect(self.client(), self.clock.now())
-
-    def at_work(self) -> bool:
-        """Whether a close would cut work short: a call holds the lock, or a job's code runs here."""
-        if not self._emulation.lock.acquire(blocking=False):
-            return True
-        try:
-            services = [region.training_jobs for region in self._emulation.regions()]
-            return any(jobs.running(job) for jobs in services for job in jobs.all())
-        finally:
-            self._emulation.lock.release()
 
     def close(self) -> None:
         """Stop local runs, let the root go and remove it if the backend made it; idempotent."""

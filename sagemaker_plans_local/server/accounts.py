@@ -179,15 +179,7 @@ class Accounts:
     def _make(self, account_id: str) -> LocalBackend:
         root = None if self.root is None else self.root / "accounts" / account_id
         existing = root is not None and (root / DATABASE).exists()
-        start = None if self.start_time is None or existing else self.now()
-        backend = LocalBackend(
-            region=self.region,
-            account_id=account_id,
-            start_time=start,
-            root=root,
-            job_endpoint_url=self.job_endpoint_url,
-            run_job_code=self.run_code,
-        )
+        backend = self._open_backend(account_id, None if self.start_time is None or existing else self.now())
         for name, value in self._settings.pop(account_id, {}).items():
             setattr(backend.settings, name, value)
         if existing and self.start_time is not None:
@@ -235,10 +227,19 @@ class Accounts:
         names = sorted(d.name for d in (self.root / "accounts").iterdir() if (d / DATABASE).exists())
         return [name for name in names if name not in self._open]
 
+    def _open_backend(self, account_id: str, start: datetime | None) -> LocalBackend:
+        return LocalBackend(
+            region=self.region,
+            account_id=account_id,
+            start_time=start,
+            root=None if self.root is None else self.root / "accounts" / account_id,
+            job_endpoint_url=self.job_endpoint_url,
+            run_job_code=self.run_code,
+        )
+
     def _settings_of(self, account: str) -> dict:
-        """A closed account's settings (opened for the while)."""
-        assert self.root is not None
-        with LocalBackend(self.region, account, root=self.root / "accounts" / account) as backend:
+        """A closed account's settings (opened for the while, as the server opens it)."""
+        with self._open_backend(account, None) as backend:
             return attrs.asdict(backend.settings)
 
     def _reached(self) -> datetime:
