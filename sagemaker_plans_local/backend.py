@@ -85,6 +85,7 @@ class LocalBackend:
         emulation = self._emulation
         self._closer = weakref.finalize(self, shut_down, emulation, held, self._durable)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
+        self.at_work = emulation.at_work  #: whether a close would cut work short (Emulation.at_work)
 
     # -- public surface ------------------------------------------------------
     @property

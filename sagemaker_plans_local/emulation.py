@@ -131,6 +131,17 @@ class Emulation:
     def regions(self) -> list[Region]:
         return list(self._regions.values())
 
+    def at_work(self) -> bool:
+        """Whether a close would cut work short: a call holds the lock, or a job's code runs (or
+        another process's run is awaited) here."""
+        if not self.lock.acquire(blocking=False):
+            return True
+        try:
+            services = [region.training_jobs for region in self.regions()]
+            return any(jobs.running(job) for jobs in services for job in jobs.all())
+        finally:
+            self.lock.release()
+
     def close(self, timeout: float | None = None) -> None:
         """Stop every region's local runs (waiting at most ``timeout`` real seconds for each)."""
         for region in self.regions():

@@ -5,16 +5,26 @@ clock starts at the server's start time moved by every advance so far (so an
 account first seen after an advance starts where the others are), and
 :meth:`Accounts.advance` moves every account's clock together.
 
-With a root, each account's state is durable under ``root/accounts/<id>``
-and ``root/server.json`` records the server's clock: a server restarted on
-the root opens every account it had, at the time they had reached.
+With a root, each account's state is durable under ``root/accounts/<id>``,
+``root/server.json`` records the server's clock and ``root/clock.json`` the
+time it has reached. A durable account holds descriptors (its SQLite
+journal and its owner's lock) only while open: at most ``max_open`` idle
+ones stay open, the least recently used closing for a new one, and a closed
+account opens again on its next request (or when the clock reaches its next
+change, which ``closed_accounts.py`` keeps), caught up to the server's time.
+An ephemeral account keeps its state in memory and holds no descriptor
+while idle: it stays.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import sys
 import threading
+import weakref
+from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -22,7 +32,13 @@ import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
 from sagemaker_plans_local.core.journal import DATABASE
+from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
+
+#: Idle durable accounts a server keeps open by default (each holds 4 descriptors).
+MAX_OPEN_ACCOUNTS = 64
+#: The environment variable that sets another number.
+MAX_OPEN_VARIABLE = "SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS"
 
 
 class WallClockError(Exception):
@@ -34,7 +50,8 @@ class Accounts:
 
     ``start_time`` None follows the wall clock. ``root`` None gives every
     backend a temporary directory; otherwise an account's files live under
-    ``root/accounts/<account id>``.
+    ``root/accounts/<account id>``, and at most ``max_open`` idle accounts stay open (by
+    default ``$SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS``, else 64).
     """
 
     def __init__(
@@ -43,14 +60,19 @@ class Accounts:
         root: Path | None = None,
         region: str = "us-east-1",
         run_code: bool = True,
+        max_open: int | None = None,
     ):
         self.start_time = _recorded_start(root, start_time) if root is not None else start_time
         if root is not None:
             _record_run_code(root, run_code)
         self.root = root
         self.region = region
+        #: Durable accounts kept open while idle (those at work stay open beyond it).
+        self.max_open = max_open or _max_open()
         self._advanced = timedelta(0)
-        self._backends: dict[str, LocalBackend] = {}
+        self._open: OrderedDict[str, LocalBackend] = OrderedDict()  # least recently used first
+        self._draining: weakref.WeakSet[LocalBackend] = weakref.WeakSet()  # closed out, still held
+        self._closed = ClosedAccounts(root)
         self._settings: dict[str, dict] = {}  # what a reset keeps, by account
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
@@ -59,32 +81,49 @@ class Accounts:
         self.run_code = run_code
 
     def reopen(self) -> None:
-        """Open every account a root holds, the server's time where the latest of them is."""
-        if self.root is None or not (self.root / "accounts").is_dir():
+        """Take up a root served before: the server's time where ``clock.json`` says (a root
+        without it: the latest account's clock, opening them one at a time). No account stays open."""
+        if self.root is None or self.start_time is None:
             return
-        for directory in sorted((self.root / "accounts").iterdir()):
-            backend = self.backend(directory.name)
-            if self.start_time is not None:
-                self._advanced = max(self._advanced, backend.clock.now() - self.start_time)
+        with self._lock:
+            reached = _recorded_now(self.root)
+            if reached is None:  # written before clock.json: every account's clock is read
+                for account in self._closed_accounts():
+                    self.backend(account)
+            else:
+                self._advanced = max(reached - self.start_time, self._advanced)
+                self._closed.load()
+            self._reached()
 
     @property
     def manual(self) -> bool:
         return self.start_time is not None
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
-        """The account's backend, made on first use."""
-        backend = self._backends.get(account_id)
-        if backend is None:
-            with self._lock:
-                backend = self._backends.get(account_id)
-                if backend is None:
-                    backend = self._backends[account_id] = self._make(account_id)
-        return backend
+        """The account's backend, made (or opened again) on use."""
+        with self._lock:
+            backend = self._open.get(account_id)
+            if backend is not None:
+                self._open.move_to_end(account_id)
+                return backend
+            self._make_room()
+            backend = self._open[account_id] = self._make(account_id)
+            self._closed.opened(account_id)
+            return backend
 
     def backends(self) -> list[LocalBackend]:
-        """Every account's backend made so far."""
+        """The open accounts' backends, and on a manual clock those of the closed accounts whose
+        change is due first of all (opened): where the server's next change is."""
         with self._lock:
-            return list(self._backends.values())
+            if not self.manual:
+                return list(self._open.values())
+            self._learn_dues()
+            opened = list(self._open.values())
+            first = min((due for b in opened if (due := b.clock.next_due()) is not None), default=None)
+            closed = self._closed.first()
+            if closed is not None and (first is None or closed <= first):
+                opened += [self.backend(account) for account in self._closed.due_by(closed)]
+            return list(dict.fromkeys(opened))
 
     def now(self) -> datetime:
         """The server's time (every account's clock shows it)."""
@@ -93,53 +132,144 @@ class Accounts:
         return self.start_time + self._advanced
 
     def advance(self, seconds: float) -> datetime:
-        """Move every account's manual clock ``seconds`` ahead (applying what falls due); the new time."""
+        """Move every account's manual clock ``seconds`` ahead (applying what falls due); the new time.
+
+        A closed account whose next change falls due is opened (and caught up); the others
+        catch up when next opened.
+        """
         if self.start_time is None:
             raise WallClockError(
                 "the server follows the wall clock; start it with --start-time to advance it"
             )
         with self._lock:
             self._advanced += timedelta(seconds=seconds)
-            for backend in list(self._backends.values()):
-                backend.clock.advance(self.now() - backend.clock.now())
+            now = self._reached()
+            for backend in list(self._open.values()):
+                backend.clock.advance(max(now - backend.clock.now(), timedelta(0)))
+            self._learn_dues()
+            for account in self._closed.due_by(now):
+                self.backend(account)
             return self.now()
 
     def reset(self) -> None:
-        """A fresh backend for every account (on the start time again; each keeps its settings)."""
+        """A fresh backend for every account, open or closed (on the start time again; each keeps
+        its settings)."""
         with self._lock:
-            self._settings.update(
-                {account: attrs.asdict(b.settings) for account, b in self._backends.items()}
-            )
-            self._close_all(remove=True)
+            kept = {account: attrs.asdict(b.settings) for account, b in self._open.items()}
+            for account in self._closed_accounts():
+                kept[account] = self._settings_of(account)
+            self._settings.update(kept)
+            self._close_all()
+            if self.root is not None:  # a reset: every account's next backend starts empty
+                shutil.rmtree(self.root / "accounts", ignore_errors=True)
             self._advanced = timedelta(0)
+            self._closed.clear()
+            self._reached()
 
     def close(self) -> None:
-        """Close every backend (a server's last act)."""
+        """Close every backend (a server's last act), and keep the accounts' next changes in ``dues.json``."""
         with self._lock:
+            dues = {account: backend.clock.next_due() for account, backend in self._open.items()}
             self._close_all()
+            if self.root is not None:
+                for account, due in dues.items():
+                    self._closed.closed(account, due)
+                self._closed.save()
 
     def _make(self, account_id: str) -> LocalBackend:
         root = None if self.root is None else self.root / "accounts" / account_id
         existing = root is not None and (root / DATABASE).exists()
-        start = None if self.start_time is None or existing else self.now()
-        backend = LocalBackend(
+        backend = self._open_backend(account_id, None if self.start_time is None or existing else self.now())
+        for name, value in self._settings.pop(account_id, {}).items():
+            setattr(backend.settings, name, value)
+        if existing and self.start_time is not None:
+            self._catch_up(backend)
+        return backend
+
+    def _catch_up(self, backend: LocalBackend) -> None:
+        """An account opened again to the server's time (applying what fell due while it was
+        closed); one ahead of it (moved by a backend of its own) moves the server's time there."""
+        behind = self.now() - backend.clock.now()
+        if behind > timedelta(0):
+            backend.clock.advance(behind)
+        elif behind < timedelta(0):
+            self._advanced -= behind
+            self._reached()
+
+    def _make_room(self) -> None:
+        """Close the least recently used idle durable accounts until one more fits in ``max_open``.
+
+        A backend someone else holds (a request under way, a client, a test's reference: CPython's
+        reference count says) or at work stays open. One let go is closed when it is garbage (its
+        finalizer): at once if nothing else holds it, else when its last holder lets go.
+        """
+        if self.root is None:
+            return
+        for account in list(self._open):
+            if len(self._open) < self.max_open:
+                return
+            if sys.getrefcount(self._open[account]) > 2 or self._open[account].at_work():
+                continue  # held (2: the dict's and the call's own) or at work: it stays open
+            due = self._open[account].clock.next_due()
+            self._draining.add(self._open.pop(account))  # closed here (unless held unseen)
+            self._closed.closed(account, due)
+
+    def _learn_dues(self) -> None:
+        """Each closed account's next change: one not known (never seen closed, or written by
+        another process since) is opened, one at a time, to learn it."""
+        for account in self._closed.unknown(self._open):
+            self.backend(account)
+
+    def _closed_accounts(self) -> list[str]:
+        """The accounts the root holds that are not open now."""
+        if self.root is None or not (self.root / "accounts").is_dir():
+            return []
+        names = sorted(d.name for d in (self.root / "accounts").iterdir() if (d / DATABASE).exists())
+        return [name for name in names if name not in self._open]
+
+    def _open_backend(self, account_id: str, start: datetime | None) -> LocalBackend:
+        return LocalBackend(
             region=self.region,
             account_id=account_id,
             start_time=start,
-            root=root,
+            root=None if self.root is None else self.root / "accounts" / account_id,
             job_endpoint_url=self.job_endpoint_url,
             run_job_code=self.run_code,
         )
-        for name, value in self._settings.pop(account_id, {}).items():
-            setattr(backend.settings, name, value)
-        return backend
 
-    def _close_all(self, remove: bool = False) -> None:
-        backends, self._backends = self._backends, {}
-        for backend in backends.values():
+    def _settings_of(self, account: str) -> dict:
+        """A closed account's settings (opened for the while, as the server opens it)."""
+        with self._open_backend(account, None) as backend:
+            return attrs.asdict(backend.settings)
+
+    def _reached(self) -> datetime:
+        """The server's time, recorded in ``clock.json`` on a manual clock with a root."""
+        now = self.now()
+        if self.root is not None and self.start_time is not None:
+            record = self.root / "clock.json"
+            partial = record.with_name("clock.json.partial")
+            partial.write_text(json.dumps({"now": now.isoformat()}))
+            os.replace(partial, record)
+        return now
+
+    def _close_all(self) -> None:
+        backends, self._open = [*self._open.values(), *self._draining], OrderedDict()
+        self._draining = weakref.WeakSet()
+        for backend in backends:
             backend.close()
-            if remove and self.root is not None:  # a reset: the account's next backend starts empty
-                shutil.rmtree(backend.root, ignore_errors=True)
+
+
+def _max_open() -> int:
+    text = os.environ.get(MAX_OPEN_VARIABLE, str(MAX_OPEN_ACCOUNTS))
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ValueError(f"{MAX_OPEN_VARIABLE} must be a whole number of accounts (at least 1), not {text!r}")
+    return int(text)
+
+
+def _recorded_now(root: Path) -> datetime | None:
+    """The time ``root/clock.json`` records the server reached (None: not recorded)."""
+    record = root / "clock.json"
+    return datetime.fromisoformat(json.loads(record.read_text())["now"]) if record.exists() else None
 
 
 def _recorded_start(root: Path, start_time: datetime | None) -> datetime | None:
