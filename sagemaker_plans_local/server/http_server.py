@@ -62,7 +62,9 @@ class _AwsErrorTask(ErrorTask):
         if error.code == 413:
             route_error = refusal("too-large", family, "The request body is too large.", 413)
         elif error.code == 431:
-            route_error = RouteError("RequestHeaderSectionTooLarge", "The request's headers are too large.", 431)
+            route_error = RouteError(
+                "RequestHeaderSectionTooLarge", "The request's headers are too large.", 431
+            )
         else:
             route_error = RouteError("BadRequest", f"Malformed HTTP request: {error.body}.", 400)
         answer = error_answer(family, route_error)
