@@ -8,6 +8,7 @@ HTTP/1.1 keep-alive (framed by ``Content-Length`` or chunked), and ``stop()`` le
 
 from __future__ import annotations
 
+import logging
 import resource
 import socket
 import threading
@@ -35,6 +36,10 @@ BACKLOG = 1024
 STOP_WAIT = 10
 
 WSGIApp = Callable[[dict, Any], Iterable[bytes]]
+
+# waitress warns "Task queue depth is N" whenever a request waits for a free worker: under load
+# that is a line per request, and waiting is what a bounded pool is for. Its other warnings stay.
+logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 
 class _Workers(ThreadedTaskDispatcher):
