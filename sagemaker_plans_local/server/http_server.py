@@ -15,7 +15,7 @@ import threading
 from typing import Any, Callable, Iterable
 from urllib.parse import unquote_to_bytes
 
-from waitress import create_server
+from waitress import create_server, wasyncore
 from waitress.channel import HTTPChannel
 from waitress.server import BaseWSGIServer
 from waitress.task import ErrorTask, ThreadedTaskDispatcher
@@ -153,9 +153,12 @@ class HttpServer:
         )
         self._server.channel_class = _Channel
         self._loop: threading.Thread | None = None
+        self._stopped = False
 
     def start(self) -> None:
-        """Start the worker threads and the connection loop."""
+        """Start the worker threads and the connection loop (once; not after ``stop()``)."""
+        if self._loop is not None or self._stopped:
+            return
         self._workers.set_thread_count(self.threads)
         self._loop = threading.Thread(
             target=self._server.run, name="sagemaker-plans-local-server", daemon=True
@@ -163,25 +166,39 @@ class HttpServer:
         self._loop.start()
 
     def stop(self) -> None:
-        """Close every connection and the socket, then end the loop and the workers; idempotent."""
-        if self._loop is not None:
-            self._server.trigger.pull_trigger(self._close_all)
-            self._loop.join()
-            self._loop = None
-        else:
-            self._close_all()
+        """Close every connection and the socket, end the workers, then the loop; idempotent.
+
+        The loop's trigger (a pipe the workers write to when an answer is ready) is closed last,
+        once no worker is left: a worker writing to a closed descriptor number could write into
+        a file opened since. A worker still busy after :data:`STOP_WAIT` keeps the pipe open.
+        """
+        if self._stopped:
+            return
+        self._stopped = True
+        if self._loop is None:
+            self._close_connections()
+            self._server.trigger.close()
+            return
+        closed = threading.Event()
+        self._server.trigger.pull_trigger(lambda: self._close_connections(closed))
+        closed.wait(STOP_WAIT)
         self._workers.shutdown(cancel_pending=True, timeout=STOP_WAIT)
         for thread in self._workers.started:
             thread.join(STOP_WAIT)
+        busy = any(thread.is_alive() for thread in self._workers.started)
+        trigger = self._server.trigger
+        trigger.pull_trigger(trigger.del_channel if busy else trigger.close)  # the map empties: the loop ends
+        self._loop.join()
 
-    def _close_all(self) -> None:
-        """Every connection, the trigger and the listening socket closed (on the loop's thread)."""
+    def _close_connections(self, closed: threading.Event | None = None) -> None:
+        """Every connection and the listening socket closed (the trigger stays), on the loop's thread."""
         for dispatcher in list(self._map.values()):
             if isinstance(dispatcher, HTTPChannel):
                 dispatcher.handle_close()  # wakes a worker waiting to write to it
-            else:
-                dispatcher.close()
-        self._map.clear()
+            elif dispatcher is self._server:
+                wasyncore.dispatcher.close(dispatcher)  # the server's own close() closes the trigger too
+        if closed is not None:
+            closed.set()
 
 
 def _max_body() -> int:
