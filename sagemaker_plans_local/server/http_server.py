@@ -12,6 +12,7 @@ import logging
 import resource
 import socket
 import threading
+from http import HTTPStatus
 from typing import Any, Callable, Iterable
 from urllib.parse import unquote_to_bytes
 
@@ -64,8 +65,9 @@ class _AwsErrorTask(ErrorTask):
         error = self.request.error
         headers = _Headers(self.request.headers)
         family = routing.guess_family(headers)
-        if error.code == 413:
-            route_error = refusal("too-large", family, "The request body is too large.", 413)
+        if error.code == 413:  # S3 says so with a 400, as the app does
+            status = 400 if family == "rest-xml" else 413
+            route_error = refusal("too-large", family, "The request body is too large.", status)
         elif error.code == 431:
             route_error = RouteError(
                 "RequestHeaderSectionTooLarge", "The request's headers are too large.", 431
@@ -74,7 +76,7 @@ class _AwsErrorTask(ErrorTask):
             route_error = RouteError("BadRequest", f"Malformed HTTP request: {error.body}.", 400)
         answer = error_answer(family, route_error)
         body = bytes(answer.body)
-        self.status = f"{error.code} {error.reason}"
+        self.status = f"{route_error.status} {HTTPStatus(route_error.status).phrase}"
         self.response_headers.extend(answer.headers.items())
         self.set_close_on_finish()
         self.content_length = len(body)

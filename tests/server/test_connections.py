@@ -183,3 +183,22 @@ def test_ipv6_loopback():
     with server, socket.create_connection(("::1", int(server.url.rsplit(":", 1)[1])), timeout=WAIT) as sock:
         assert server.url.startswith("http://[::1]:")
         assert answer(sock, HEALTH + b"\r\n").status == 200
+
+
+@pytest.mark.parametrize(
+    "headers, status, code",
+    [
+        (b"", 400, b"<Code>EntityTooLarge</Code>"),
+        (b"X-Amz-Target: SageMaker.ListTrainingJobs\r\n", 413, b'"RequestEntityTooLargeException"'),
+    ],
+)
+def test_a_body_over_the_servers_limit_is_refused_at_its_headers_in_the_requests_shape(headers, status, code):
+    with serving() as server, connect(server) as sock:
+        response = http.client.HTTPResponse(sock)
+        sock.sendall(
+            b"PUT /bucket/key HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            + headers
+            + b"Content-Length: %d\r\n\r\n" % (6 * 1024**3)
+        )
+        response.begin()  # answered with no byte of the body sent
+        assert (response.status, code in response.read()) == (status, True)
