@@ -202,3 +202,17 @@ def test_a_body_over_the_servers_limit_is_refused_at_its_headers_in_the_requests
         )
         response.begin()  # answered with no byte of the body sent
         assert (response.status, code in response.read()) == (status, True)
+
+
+@pytest.mark.parametrize("key", ["/lead", "a//b", "//", "sp ace+plus%2F/ünï"])
+def test_s3_keys_with_leading_or_doubled_slashes_round_trip(sagemaker_server, key):
+    """The path reaches the app as sent (waitress alone folds a path's leading slashes into one)."""
+    from tests.server.test_s3_http import client, virtual_client
+
+    path_style = client(sagemaker_server.url)
+    path_style.create_bucket(Bucket="slashes")
+    # virtual-hosted style only for keys that do not start with "/" (a path "//lead": s3_routes' matter)
+    for s3 in [path_style] + ([] if key.startswith("/") else [virtual_client(sagemaker_server.url)]):
+        s3.put_object(Bucket="slashes", Key=key, Body=b"x")
+        assert s3.get_object(Bucket="slashes", Key=key)["Body"].read() == b"x"
+        assert [o["Key"] for o in s3.list_objects_v2(Bucket="slashes")["Contents"]] == [key]
