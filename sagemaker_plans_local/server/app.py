@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Iterable, Iterator, Mapping, cast
+from http import HTTPStatus
+from typing import Any, Callable, Iterable, Iterator, Mapping, cast
 
 from werkzeug.datastructures import MultiDict
 from werkzeug.wrappers import Request, Response
@@ -27,6 +28,9 @@ MAX_BODY = 16 * 1024 * 1024
 #: The largest S3 request body (S3's single PutObject limit); streamed, never held in memory.
 MAX_STREAM = 5 * 1024**3
 _CHUNK = 1024 * 1024
+_REASONS = {status.value: status.phrase for status in HTTPStatus}
+#: What :meth:`ServerApp.respond` gives: a WSGI answer, called with ``(environ, start_response)``.
+WSGIResponse = Callable[[dict, Any], Iterable[bytes]]
 
 
 class ServerApp:
@@ -62,7 +66,7 @@ class ServerApp:
             response = _response(error_answer(routing.guess_family(request.headers), failure))
         return response(environ, start_response)
 
-    def respond(self, request: Request) -> Response:
+    def respond(self, request: Request) -> WSGIResponse:
         """The answer to one request."""
         if request.path.startswith(control.PREFIX):
             status, document = self._control(request)
@@ -146,7 +150,7 @@ def _loopback_guard() -> guard.Guard:
     return guard.Guard("localhost")
 
 
-def _forbidden(request: Request, message: str) -> Response:
+def _forbidden(request: Request, message: str) -> WSGIResponse:
     """A request :class:`guard.Guard` refuses: 403, as the control API or the request's protocol answers."""
     if request.path.startswith(control.PREFIX):
         document = {"error": "Forbidden", "message": message}
@@ -157,22 +161,38 @@ def _forbidden(request: Request, message: str) -> Response:
 
 
 def _request_dict(request: Request, body: Any) -> dict:
-    """The request as botocore hands it to a ``before-call`` handler."""
+    """The request as botocore hands it to a ``before-call`` handler (its URL as sent)."""
+    raw = _raw_uri(request)
     return {
         "body": body,
-        "headers": dict(request.headers),
+        "headers": _headers(request.environ),
         "method": request.method,
-        "url_path": _raw_path(request),
+        "url_path": raw.split("?", 1)[0],
         "query_string": request.args.to_dict(),
-        "url": request.url,
+        "url": f"{request.scheme}://{request.host}{raw}",
         "context": {},
     }
 
 
+def _headers(environ: Mapping[str, Any]) -> dict[str, str]:
+    """The request's headers by their HTTP names (``X-Amz-Target``), as werkzeug names them."""
+    headers = {
+        key[5:].replace("_", "-").title(): value for key, value in environ.items() if key[:5] == "HTTP_"
+    }
+    for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        if environ.get(key):
+            headers[key.replace("_", "-").title()] = environ[key]
+    return headers
+
+
 def _raw_path(request: Request) -> str:
     """The path as sent (still percent-encoded)."""
-    raw = request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI")
-    return raw.split("?", 1)[0] if raw else request.full_path.split("?", 1)[0]
+    return _raw_uri(request).split("?", 1)[0]
+
+
+def _raw_uri(request: Request) -> str:
+    """The path and query as sent (still percent-encoded)."""
+    return request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or request.full_path
 
 
 def _s3_request(request: Request) -> tuple[str, dict]:
@@ -198,28 +218,58 @@ def _read(request: Request, limit: int, family: str) -> bytes:
     too_large = refusal("too-large", family, f"The request body is larger than {limit} bytes.", 413)
     if request.content_length is not None and request.content_length > limit:
         raise too_large
-    body = request.stream.read(limit + 1)
+    # read no more than announced: a read of ``limit + 1`` allocates that much first (16 MiB a call)
+    body = request.stream.read(limit + 1 if request.content_length is None else request.content_length + 1)
     if len(body) > limit:
         raise too_large
     return body
 
 
-def _response(answer: Answer, head: bool = False) -> Response:
-    """A service's :class:`Answer` as a werkzeug response (a stream is sent in chunks).
+class _Answered:
+    """An answer as WSGI sends it: status line, header list, body (one bytes, or a stream's chunks)."""
 
-    The answer to a HEAD request keeps the ``Content-Length`` the service gave (S3's object size).
+    __slots__ = ("status", "headers", "body")
+
+    def __init__(self, status: str, headers: list[tuple[str, str]], body: Iterable[bytes]) -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
+        start_response(self.status, self.headers)
+        return self.body
+
+
+def _response(answer: Answer, head: bool = False) -> _Answered:
+    """A service's :class:`Answer` as a WSGI answer (a stream is sent in chunks, never held).
+
+    A bytes body gets its ``Content-Length``; the answer to a HEAD request keeps the one the
+    service gave (S3's object size). A header value with CR or LF is a ``ValueError``.
     """
     body = answer.body
     if isinstance(body, JsonBody):
         body = bytes(body)
+    status = f"{answer.status} {_REASONS.get(answer.status, 'Unknown')}"
+    headers = _header_list(answer.headers)
     if head:
         close = getattr(body, "close", None)
         if close is not None:  # a stream nobody reads
             close()
-        return Response((), answer.status, headers=answer.headers)
+        return _Answered(status, headers, ())
     if isinstance(body, (bytes, bytearray)):
-        return Response(bytes(body), answer.status, headers=answer.headers)
-    return Response(_chunks(body), answer.status, headers=answer.headers, direct_passthrough=True)
+        if answer.status >= 200 and answer.status not in (204, 304):
+            if not any(name.lower() == "content-length" for name, _ in headers):
+                headers.append(("Content-Length", str(len(body))))
+        return _Answered(status, headers, (bytes(body),))
+    return _Answered(status, headers, _chunks(body))
+
+
+def _header_list(headers: Mapping[str, Any]) -> list[tuple[str, str]]:
+    listed = [(name, str(value)) for name, value in headers.items()]
+    for name, value in listed:
+        if "\r" in value or "\n" in value or "\r" in name or "\n" in name:
+            raise ValueError(f"the header {name!r} holds a line break")
+    return listed
 
 
 def _chunks(stream: Any) -> Iterator[bytes]:
