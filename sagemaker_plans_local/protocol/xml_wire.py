@@ -143,11 +143,7 @@ def read_rest_request(
         elif location == "header":
             value = headers.get(wire_name)
             if value is not None:
-                try:
-                    params[name] = _typed(member, value, name)
-                except MalformedRequest:
-                    if name not in lenient:
-                        raise
+                _header_member(params, name, member, value, name in lenient)
         elif location == "headers":
             found = headers.with_prefix(wire_name)
             if found:
@@ -156,6 +152,14 @@ def read_rest_request(
     if payload:
         _read_payload(shape.members[payload], payload, request_dict.get("body"), limits, params)
     return params
+
+
+def _header_member(params: dict, name: str, member: Shape, value: Any, lenient: bool) -> None:
+    try:
+        params[name] = _typed(member, value, name)
+    except MalformedRequest:
+        if not lenient:
+            raise
 
 
 def _read_payload(member: Shape, name: str, body: Any, limits: XmlLimits, params: dict) -> None:
