@@ -23,6 +23,9 @@ from urllib.parse import quote, urlencode
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 ACCEPTED_5XX = (501, 505)
+#: The kinds whose 500s issue 17's other branches fix (``elsewhere_requests``, short bodies and broken
+#: framing read by ``app._read``): the control API's (guard) and the JSON and query services' (auth).
+ELSEWHERE = frozenset({"guard", "auth", "control-short", "service-short", "raw-control", "raw-service"})
 BUCKETS = ("fuzz-bucket", "fuzz-other", "a", "UPPER", "x" * 70, "bkt..dots", "fuzz-bucket.dotted", "")
 KEYS = (
     "key",
@@ -246,6 +249,8 @@ def control_request(rng: random.Random) -> FuzzRequest:
         )
     )()
     headers = {"Content-Type": rng.choice(("application/json", "text/plain", ""))}
+    if method == "POST" and rng.random() < 0.03:  # a body shorter than its Content-Length
+        return FuzzRequest("control-short", method, path, query, headers, body, len(body) + 7)
     return FuzzRequest("control", method, path, query, headers, body)
 
 
@@ -268,6 +273,8 @@ def service_request(rng: random.Random) -> FuzzRequest:
             "Content-Type": "application/x-amz-json-1.1",
         }
         body = rng.choice((b"{}", b"", b"[]", b"{", json.dumps(_json_value(rng)).encode()))
+        if rng.random() < 0.03:  # a body shorter than its Content-Length
+            return FuzzRequest("service-short", "POST", "/", "", headers, body, len(body) + 7)
         return FuzzRequest("json", rng.choice(("POST", "POST", "GET")), "/", "", headers, body)
     service = rng.choice(("sts", "iam"))
     action = rng.choice(("GetCallerIdentity", "AssumeRole", "GetRole", "CreateRole", "Nope", ""))
@@ -327,8 +334,9 @@ def send_wsgi(app: Any, request: FuzzRequest) -> int:
 def raw_requests(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
     """``count`` whole HTTP requests (kind, bytes), most of them malformed.
 
-    Kind ``raw-control``: to the control API, whose body the app reads itself (``app._read``);
-    ``raw``: every other one (S3's routes, which read their bodies through ``s3_routes``).
+    Kinds ``raw-control`` and ``raw-service``: to the control API and SageMaker, whose bodies the
+    app reads itself (``app._read``); ``raw``: every other one (S3's routes, which read their
+    bodies through ``s3_routes``).
     """
     rng = random.Random(seed)
     auth = SCOPE.format(key="testing", region="us-east-1", service="s3").encode()
@@ -337,6 +345,8 @@ def raw_requests(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
         b"GET /" + b"a" * 70_000 + b" HTTP/1.1", b"GET http://127.0.0.1/fuzz-bucket HTTP/1.1", b"CONNECT x:1 HTTP/1.1",
         b"BREW /pot HTTP/1.1", b"GET /fuzz-bucket/%ff%fe HTTP/1.1", b"GET /\xff\xfe HTTP/1.1", b"",
         b"PUT /fuzz-bucket/raw HTTP/1.1", b"POST /_sagemaker_plans_local/clock HTTP/1.1", b"GET /?a=%zz HTTP/1.1",
+        b"POST / HTTP/1.1\r\nX-Amz-Target: SageMaker.ListTrainingJobs\r\nAuthorization: "
+        + auth.replace(b"/s3/", b"/sagemaker/"),
     )  # fmt: skip
     headers = (
         b"Host: 127.0.0.1", b"Authorization: " + auth, b"Content-Length: 5", b"Content-Length: -1",
@@ -347,7 +357,11 @@ def raw_requests(seed: int, count: int) -> Iterator[tuple[str, bytes]]:
     bodies = (b"", b"hello", b"5\r\nhello\r\n0\r\n\r\n", b"zz\r\nhello\r\n0\r\n\r\n", b"{}", b"x" * 1000)
     for _ in range(count):
         parts = [rng.choice(lines)] + rng.sample(headers, rng.randint(0, 5))
-        kind = "raw-control" if parts[0].startswith(b"POST /_sagemaker_plans_local/") else "raw"
+        kind = "raw"
+        if parts[0].startswith(b"POST /_sagemaker_plans_local/"):
+            kind = "raw-control"
+        elif parts[0].startswith(b"POST / "):
+            kind = "raw-service"
         yield kind, b"\r\n".join(parts) + b"\r\n\r\n" + rng.choice(bodies)
 
 
