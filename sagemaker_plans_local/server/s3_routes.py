@@ -11,14 +11,18 @@ Contract (for the server app)::
   sent to (port allowed); ``body``: bytes or a readable stream, passed on
   unread (PutObject and UploadPart stream it), through ``server/payload.py``:
   an ``aws-chunked`` body is decoded as it is read and every digest the
-  request announces is checked when the body ends.
+  request announces is checked when the body ends. Every body is read under
+  its operation's limit (``services/s3/rules.py``, ``body_limit``): an
+  announced length over it is an :class:`S3RouteError`, and reading past it
+  raises the limit's ``ApiError`` (the rest is never read).
 - The answer is what botocore builds for the S3 service (``url_path`` and
   ``auth_path`` the path-style ``/<bucket>/<key>``, percent-encoded as
   botocore encodes it; ``query_string``, ``headers``, ``method``, ``body``,
   ``url``, ``context``), ready for ``services.get("s3").handle(region, name, request_dict)``.
-- No S3 operation has this method on this path and query: :class:`S3RouteError`
-  (``code``, ``message``, ``status``), which the app answers as S3's ``<Error>``
-  document with that status.
+- No S3 operation has this method on this path and query, or the best one lacks
+  a required query or header member (POST on a key without ``uploadId``):
+  :class:`S3RouteError` (``code``, ``message``, ``status``), which the app answers
+  as S3's ``<Error>`` document with that status.
 
 Addressing: virtual-hosted style when the host names a bucket under a known S3
 host (``<bucket>.s3.localhost``, ``<bucket>.localhost``, ``<bucket>.s3.amazonaws.com``,
