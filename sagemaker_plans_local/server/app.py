@@ -13,6 +13,7 @@ import logging
 from typing import Any, Iterable, Iterator, Mapping, cast
 
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
@@ -92,7 +93,8 @@ class ServerApp:
         try:
             body = _read(request, MAX_BODY, "json") if request.method == "POST" else b""
         except RouteError as error:
-            return error.status, {"error": "RequestEntityTooLarge", "message": error.message}
+            code = "RequestEntityTooLarge" if error.status == 413 else "BadRequest"
+            return error.status, {"error": code, "message": error.message}
         if self.credentials:
             query = request.query_string.decode("latin-1")
             url = f"http://{request.host}{_raw_path(request)}" + (f"?{query}" if query else "")
@@ -198,7 +200,13 @@ def _read(request: Request, limit: int, family: str) -> bytes:
     too_large = refusal("too-large", family, f"The request body is larger than {limit} bytes.", 413)
     if request.content_length is not None and request.content_length > limit:
         raise too_large
-    body = request.stream.read(limit + 1)
+    incomplete = RouteError("IncompleteBody", "The request body ended before its announced length.", 400)
+    try:
+        body = request.stream.read(limit + 1)
+    except (ClientDisconnected, OSError):  # the client went away, or broken chunked framing
+        raise incomplete from None
+    if request.content_length is not None and len(body) < request.content_length:
+        raise incomplete
     if len(body) > limit:
         raise too_large
     return body

@@ -23,9 +23,6 @@ from urllib.parse import quote, urlencode
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 ACCEPTED_5XX = (501, 505)
-#: The kinds whose 500s issue 17's other branches fix (``elsewhere_requests``, short bodies and broken
-#: framing read by ``app._read``): the control API's (guard) and the JSON and query services' (auth).
-ELSEWHERE = frozenset({"guard", "auth", "control-short", "service-short", "raw-control", "raw-service"})
 BUCKETS = ("fuzz-bucket", "fuzz-other", "a", "UPPER", "x" * 70, "bkt..dots", "fuzz-bucket.dotted", "")
 KEYS = (
     "key",
@@ -301,9 +298,9 @@ def requests(seed: int, count: int) -> Iterator[FuzzRequest]:
         yield rng.choice(makers)(rng)
 
 
-def elsewhere_requests() -> list[FuzzRequest]:
-    """Inputs other branches of issue 17 fix: a deep JSON and a body over 16 MiB to the control API
-    (kind ``guard``), an aws-chunked chunk size that is not hex (kind ``auth``)."""
+def fixed_requests() -> list[FuzzRequest]:
+    """Inputs issue 17 names: a deep JSON and a body over 16 MiB to the control API, an
+    aws-chunked chunk size that is not hex."""
     s3 = {"Authorization": SCOPE.format(key="testing", region="us-east-1", service="s3")}
     chunked = {**s3, "Content-Encoding": "aws-chunked", "x-amz-decoded-content-length": "5"}
     return [

@@ -51,8 +51,6 @@ def quiet_logs():
 def _failures(app, requests) -> list[tuple]:
     failures = []
     for request in requests:
-        if request.kind in http_fuzz.ELSEWHERE:
-            continue
         status = http_fuzz.send_wsgi(app, request)
         if http_fuzz.failed(status):
             failures.append((status, request.kind, request.method, request.path[:80], request.query[:80]))
@@ -60,7 +58,7 @@ def _failures(app, requests) -> list[tuple]:
 
 
 def test_the_wsgi_app_answers_every_fuzzed_request_without_a_500(app, quiet_logs):
-    failures = _failures(app, http_fuzz.requests(SEED, WSGI_REQUESTS))
+    failures = _failures(app, [*http_fuzz.requests(SEED, WSGI_REQUESTS), *http_fuzz.fixed_requests()])
     assert failures == [], f"{len(failures)} answers were 5xx, e.g. {failures[:5]}"
     put = http_fuzz.FuzzRequest("s3", "PUT", "/fuzz-bucket/after", headers=S3_AUTH, body=b"still here")
     assert http_fuzz.send_wsgi(app, put) == 200
@@ -77,8 +75,8 @@ def test_malformed_http_over_a_socket_gets_no_500(sagemaker_server, quiet_logs):
     failures = []
     for kind, data in http_fuzz.raw_requests(SEED, RAW_REQUESTS):
         status = http_fuzz.send_raw(address.hostname, address.port, data)
-        if http_fuzz.failed(status) and kind not in http_fuzz.ELSEWHERE:
-            failures.append((status, data[:120]))
+        if http_fuzz.failed(status):
+            failures.append((status, kind, data[:120]))
     assert failures == [], f"{len(failures)} answers were 5xx, e.g. {failures[:5]}"
     s3 = boto3.client(
         "s3",
@@ -93,23 +91,23 @@ def test_malformed_http_over_a_socket_gets_no_500(sagemaker_server, quiet_logs):
     assert s3.get_object(Bucket="after-the-fuzz", Key="k")["Body"].read() == b"fine"
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 17's other branches fix these (http_fuzz.ELSEWHERE): the control API's deep JSON and "
-    "16 MiB body (guard); bodies shorter than their Content-Length or with broken chunked framing, "
-    "which app._read lets out as werkzeug's ClientDisconnected / OSError (control API: guard; JSON "
-    "and query services: auth); an aws-chunked size that is not hex (auth)",
-)
-def test_the_inputs_other_branches_fix_get_no_500(app, sagemaker_server, quiet_logs):
-    fuzzed = [r for r in http_fuzz.requests(SEED, WSGI_REQUESTS) if r.kind in http_fuzz.ELSEWHERE]
-    failures = []
-    for request in [*http_fuzz.elsewhere_requests(), *fuzzed]:
-        if http_fuzz.failed(http_fuzz.send_wsgi(app, request)):
-            failures.append((request.kind, request.method, request.path))
-    address = urlsplit(sagemaker_server.url)
-    for kind, data in http_fuzz.raw_requests(SEED, RAW_REQUESTS):
-        if kind in http_fuzz.ELSEWHERE and http_fuzz.failed(
-            http_fuzz.send_raw(address.hostname, address.port, data)
-        ):
-            failures.append((kind, data[:120]))
-    assert failures == [], f"{len(failures)} answers were 5xx: {sorted({f[0] for f in failures})}"
+def test_a_body_shorter_than_its_content_length_is_a_400_for_every_family(app):
+    sagemaker = {
+        "Authorization": http_fuzz.SCOPE.format(key="testing", region="us-east-1", service="sagemaker"),
+        "X-Amz-Target": "SageMaker.ListTrainingJobs",
+        "Content-Type": "application/x-amz-json-1.1",
+    }
+    for body in (b"", b"{}"):
+        short = http_fuzz.FuzzRequest("service-short", "POST", "/", headers=sagemaker, body=body, length=100)
+        assert http_fuzz.send_wsgi(app, short) == 400
+    control = http_fuzz.FuzzRequest(
+        "control-short",
+        "POST",
+        "/_sagemaker_plans_local/clock",
+        headers={"Content-Type": "application/json"},
+        body=b"{}",
+        length=100,
+    )
+    assert http_fuzz.send_wsgi(app, control) == 400
+    put = http_fuzz.FuzzRequest("s3", "PUT", "/fuzz-bucket/short", headers=S3_AUTH, body=b"x", length=100)
+    assert http_fuzz.send_wsgi(app, put) == 400
