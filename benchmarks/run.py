@@ -41,6 +41,7 @@ from bench_lists import run_lists  # noqa: E402
 from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
 from bench_pools import run_pool_latency  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
+from bench_s3_bodies import run_s3_bodies  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_server import run_server  # noqa: E402
 from bench_startup import run_startup  # noqa: E402
@@ -237,6 +238,7 @@ SECTIONS = (
     ("startup", "section 8 (first client in a fresh process; the README's Estimator().fit())"),
     ("server", "section 9 (describe_training_job over HTTP: our server vs moto's ThreadedMotoServer)"),
     ("durable", "section 10 (in-process calls on a durable root vs an ephemeral backend; reopening a root)"),
+    ("s3-bodies", "section 11 (S3 request bodies over HTTP: server peak RSS; the raw HTTP fuzz)"),
 )
 
 
@@ -267,6 +269,9 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
             calls=40 if quick else 2_000,
             repeats=2 if quick else 7,
             histories=(100,) if quick else (100, 1_000, 5_000),
+        ),
+        "s3-bodies": lambda: run_s3_bodies(
+            requests=20_000 if quick else 200_000, raw=300 if quick else 3_000
         ),
     }
 
@@ -304,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     print(banner(config))
     runs = section_runs(config, args.quick)
     for name, _ in SECTIONS:
-        if not getattr(args, f"skip_{name}"):
+        if not getattr(args, f"skip_{name.replace('-', '_')}"):
             if config.freeze_setup:  # what earlier sections left alive is out of the collector's way
                 gc.collect()
                 gc.freeze()

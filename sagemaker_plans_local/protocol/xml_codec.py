@@ -24,7 +24,6 @@ import email.utils
 import io
 import re
 from typing import Any, BinaryIO
-from xml.etree import ElementTree
 
 from botocore.model import Shape
 from botocore.utils import parse_timestamp
@@ -32,7 +31,7 @@ from botocore.utils import parse_timestamp
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 _UTC = datetime.timezone.utc
 _INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_NON_BODY = frozenset({"header", "headers", "statusCode", "uri", "querystring"})
+NON_BODY = frozenset({"header", "headers", "statusCode", "uri", "querystring"})
 
 
 class MalformedRequest(Exception):
@@ -42,6 +41,14 @@ class MalformedRequest(Exception):
         super().__init__(message)
         self.message = message
         self.member = member
+
+
+class BodyTooLarge(MalformedRequest):
+    """The request body is larger than its cap (found while reading it, before the rest is read)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"The request body is larger than {limit} bytes.")
+        self.limit = limit
 
 
 # -- scalars ----------------------------------------------------------------------------------
@@ -91,6 +98,19 @@ def scalar_text(shape: Shape, value: Any, default_timestamp_format: str = "iso86
     raise TypeError(f"{shape.name} is not a scalar shape ({kind})")
 
 
+def _timestamp(text: str) -> datetime.datetime:
+    """``text`` as an aware UTC datetime; ``ValueError`` for anything that is not one.
+
+    botocore's ``parse_timestamp`` raises ``RuntimeError`` for numbers past the platform's epoch
+    range (``1e20``, ``inf``) and ``OverflowError`` for dates a UTC offset pushes out of years
+    1-9999: every one of them is a client's bad value, not a failure of ours.
+    """
+    try:
+        return _utc(parse_timestamp(text))
+    except (ValueError, TypeError, OverflowError, RuntimeError, OSError):
+        raise ValueError(text) from None
+
+
 def parse_scalar(shape: Shape, text: Any, member: str) -> Any:
     """A request scalar from its wire text (``MalformedRequest`` if it cannot be one)."""
     kind = shape.type_name
@@ -107,7 +127,7 @@ def parse_scalar(shape: Shape, text: Any, member: str) -> Any:
         if kind in ("float", "double"):
             return float(text.strip())
         if kind == "timestamp":
-            return _utc(parse_timestamp(text.strip()))
+            return _timestamp(text.strip())
         if kind == "blob":
             return base64.b64decode(text, validate=True)
     except (ValueError, TypeError, OverflowError, binascii.Error):
@@ -164,7 +184,7 @@ def write_value(out: list[str], shape: Shape, value: Any, tag: str, attributes: 
             if item is None:
                 continue
             serialization = member.serialization
-            if serialization.get("location") in _NON_BODY:
+            if serialization.get("location") in NON_BODY:
                 continue
             if serialization.get("xmlAttribute"):
                 text = escape(scalar_text(member, item), True)
@@ -222,89 +242,31 @@ def xml_document(shape: Shape, value: Any, root: str, namespace: str | None = No
     return "".join(out).encode("utf-8")
 
 
-# -- XML reading (request payloads) ---------------------------------------------------------------
-
-
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
-def _read(shape: Shape, node: Any, path: str) -> Any:
-    kind = shape.type_name
-    if kind == "structure":
-        element = node[0] if isinstance(node, list) else node
-        grouped: dict[str, list] = {}
-        for child in element:
-            grouped.setdefault(_local(child.tag), []).append(child)
-        out: dict[str, Any] = {}
-        for name, member in shape.members.items():
-            serialization = member.serialization
-            if serialization.get("location") in _NON_BODY:
-                continue
-            if serialization.get("xmlAttribute"):
-                attribute = serialization.get("name", name)
-                for key, text in element.attrib.items():
-                    if _local(key) == attribute.split(":")[-1]:
-                        out[name] = parse_scalar(member, text, f"{path}.{name}")
-                continue
-            found = grouped.get(member_key_name(member, name))
-            if not found:
-                continue
-            flattened = serialization.get("flattened") and member.type_name in ("list", "map")
-            out[name] = _read(member, found if flattened else found[0], f"{path}.{name}" if path else name)
-        return out
-    if kind == "list":
-        if shape.serialization.get("flattened"):
-            items = node if isinstance(node, list) else [node]
-        else:
-            items = list(node[0] if isinstance(node, list) else node)
-        return [_read(shape.member, item, path) for item in items]
-    if kind == "map":
-        entries = node if shape.serialization.get("flattened") else list(node)
-        key_tag = shape.key.serialization.get("name", "key")
-        value_tag = shape.value.serialization.get("name", "value")
-        out = {}
-        for entry in entries:
-            children = {_local(child.tag): child for child in entry}
-            if key_tag in children:
-                key = _read(shape.key, children[key_tag], path)
-                out[key] = _read(shape.value, children[value_tag], path) if value_tag in children else None
-        return out
-    element = node[0] if isinstance(node, list) else node
-    return parse_scalar(shape, element.text or "", path)
-
-
-def read_xml(shape: Shape, document: bytes) -> dict:
-    """A request structure from its XML document (``MalformedRequest`` if it is not well-formed)."""
-    try:
-        root = ElementTree.fromstring(document)
-    except ElementTree.ParseError:
-        raise MalformedRequest(
-            "The XML you provided was not well-formed or did not validate against our published schema"
-        ) from None
-    return _read(shape, root, "")
-
-
 # -- request bodies ---------------------------------------------------------------------------------
 
 
-def read_body(body: Any) -> bytes:
-    """The whole request body as bytes (botocore may hand bytes, str, a dict or a stream)."""
+def read_body(body: Any, limit: int | None = None) -> bytes:
+    """The whole request body as bytes (botocore may hand bytes, str, a dict or a stream).
+
+    With a ``limit``, a body longer than ``limit`` bytes is :class:`BodyTooLarge`, raised as soon
+    as the bytes read pass it (a stream is not read further).
+    """
     if body is None:
         return b""
-    if isinstance(body, (bytes, bytearray, memoryview)):
-        return bytes(body)
-    if isinstance(body, str):
-        return body.encode("utf-8")
+    if isinstance(body, (bytes, bytearray, memoryview, str)):
+        data = body.encode("utf-8") if isinstance(body, str) else bytes(body)
+        if limit is not None and len(data) > limit:
+            raise BodyTooLarge(limit)
+        return data
     if hasattr(body, "read"):
-        chunks = []
-        while True:
-            chunk = body.read(1024 * 1024)
-            if not chunk:
-                break
+        chunks, size = [], 0
+        while chunk := body.read(1024 * 1024 if limit is None else min(1024 * 1024, limit + 1 - size)):
             chunks.append(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
+            size += len(chunks[-1])
+            if limit is not None and size > limit:
+                raise BodyTooLarge(limit)
         return b"".join(chunks)
-    return bytes(body)
+    return read_body(bytes(body), limit)
 
 
 def body_stream(body: Any) -> BinaryIO | bytes:

@@ -15,7 +15,7 @@ headers, RFC 822 timestamps unless the shape's ``timestampFormat`` says otherwis
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Collection
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from botocore.model import OperationModel, Shape
@@ -28,11 +28,11 @@ from sagemaker_plans_local.protocol.xml_codec import (
     escape,
     parse_scalar,
     read_body,
-    read_xml,
     scalar_text,
     write_value,
     xml_document,
 )
+from sagemaker_plans_local.protocol.xml_reader import DEFAULT_LIMITS, XmlLimits, read_xml
 
 _LABEL = re.compile(r"\{([^}+]+)(\+?)\}")
 
@@ -105,11 +105,19 @@ def _typed(shape: Shape, value: Any, member: str) -> Any:
     return parse_scalar(shape, value, member)
 
 
-def read_rest_request(operation: OperationModel, request_dict: dict) -> dict:
+def read_rest_request(
+    operation: OperationModel,
+    request_dict: dict,
+    limits: XmlLimits = DEFAULT_LIMITS,
+    lenient: Collection[str] = (),
+) -> dict:
     """The parameters of a rest-xml request, as the caller passed them to boto3.
 
     A streaming payload member (e.g. PutObject's ``Body``) is left as the
-    bytes or stream botocore was given, unread.
+    bytes or stream botocore was given, unread; any other payload is read
+    under ``limits`` (``xml_reader``). A header member named in ``lenient``
+    whose value cannot be read is left out rather than refused (HTTP's rule for
+    ``If-Modified-Since``).
     """
     shape = operation.input_shape
     if shape is None:
@@ -120,7 +128,6 @@ def read_rest_request(operation: OperationModel, request_dict: dict) -> dict:
         query = dict(parse_qsl(query, keep_blank_values=True))
     headers = _Headers(request_dict.get("headers"))
     params: dict[str, Any] = {}
-    payload = shape.serialization.get("payload")
     for name, member in shape.members.items():
         serialization = member.serialization
         location = serialization.get("location")
@@ -136,24 +143,38 @@ def read_rest_request(operation: OperationModel, request_dict: dict) -> dict:
         elif location == "header":
             value = headers.get(wire_name)
             if value is not None:
-                params[name] = _typed(member, value, name)
+                _header_member(params, name, member, value, name in lenient)
         elif location == "headers":
             found = headers.with_prefix(wire_name)
             if found:
                 params[name] = found
+    payload = shape.serialization.get("payload")
     if payload:
-        member = shape.members[payload]
-        body = request_dict.get("body")
-        if member.type_name == "blob" and member.serialization.get("streaming"):
-            params[payload] = body_stream(body)
-        elif member.type_name in ("blob", "string"):
-            data = read_body(body)
-            params[payload] = data if member.type_name == "blob" else data.decode("utf-8")
-        else:
-            data = read_body(body)
-            if data.strip():
-                params[payload] = read_xml(member, data)
+        _read_payload(shape.members[payload], payload, request_dict.get("body"), limits, params)
     return params
+
+
+def _header_member(params: dict, name: str, member: Shape, value: Any, lenient: bool) -> None:
+    try:
+        params[name] = _typed(member, value, name)
+    except MalformedRequest:
+        if not lenient:
+            raise
+
+
+def _read_payload(member: Shape, name: str, body: Any, limits: XmlLimits, params: dict) -> None:
+    if member.type_name == "blob" and member.serialization.get("streaming"):
+        params[name] = body_stream(body)
+    elif member.type_name in ("blob", "string"):
+        data = read_body(body, limits.max_bytes)
+        try:
+            params[name] = data if member.type_name == "blob" else data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise MalformedRequest("The request body is not UTF-8 text.") from None
+    else:
+        document = read_xml(member, body, limits)
+        if document is not None:
+            params[name] = document
 
 
 # -- rest-xml responses -----------------------------------------------------------------------------

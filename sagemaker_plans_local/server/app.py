@@ -14,6 +14,7 @@ from http import HTTPStatus
 from typing import Any, Callable, Iterable, Iterator, Mapping, cast
 
 from werkzeug.datastructures import MultiDict
+from werkzeug.exceptions import ClientDisconnected
 from werkzeug.wrappers import Request, Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
@@ -96,7 +97,8 @@ class ServerApp:
         try:
             body = _read(request, MAX_BODY, "json") if request.method == "POST" else b""
         except RouteError as error:
-            return error.status, {"error": "RequestEntityTooLarge", "message": error.message}
+            code = "RequestEntityTooLarge" if error.status == 413 else "BadRequest"
+            return error.status, {"error": code, "message": error.message}
         if self.credentials:
             query = request.query_string.decode("latin-1")
             url = f"http://{request.host}{_raw_path(request)}" + (f"?{query}" if query else "")
@@ -218,8 +220,15 @@ def _read(request: Request, limit: int, family: str) -> bytes:
     too_large = refusal("too-large", family, f"The request body is larger than {limit} bytes.", 413)
     if request.content_length is not None and request.content_length > limit:
         raise too_large
+    incomplete = RouteError("IncompleteBody", "The request body ended before its announced length.", 400)
     # read no more than announced: a read of ``limit + 1`` allocates that much first (16 MiB a call)
-    body = request.stream.read(limit + 1 if request.content_length is None else request.content_length + 1)
+    size = limit + 1 if request.content_length is None else request.content_length + 1
+    try:
+        body = request.stream.read(size)
+    except (ClientDisconnected, OSError):  # the client went away, or broken chunked framing
+        raise incomplete from None
+    if request.content_length is not None and len(body) < request.content_length:
+        raise incomplete
     if len(body) > limit:
         raise too_large
     return body

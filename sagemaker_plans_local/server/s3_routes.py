@@ -11,14 +11,18 @@ Contract (for the server app)::
   sent to (port allowed); ``body``: bytes or a readable stream, passed on
   unread (PutObject and UploadPart stream it), through ``server/payload.py``:
   an ``aws-chunked`` body is decoded as it is read and every digest the
-  request announces is checked when the body ends.
+  request announces is checked when the body ends. Every body is read under
+  its operation's limit (``services/s3/rules.py``, ``body_limit``): an
+  announced length over it is an :class:`S3RouteError`, and reading past it
+  raises the limit's ``ApiError`` (the rest is never read).
 - The answer is what botocore builds for the S3 service (``url_path`` and
   ``auth_path`` the path-style ``/<bucket>/<key>``, percent-encoded as
   botocore encodes it; ``query_string``, ``headers``, ``method``, ``body``,
   ``url``, ``context``), ready for ``services.get("s3").handle(region, name, request_dict)``.
-- No S3 operation has this method on this path and query: :class:`S3RouteError`
-  (``code``, ``message``, ``status``), which the app answers as S3's ``<Error>``
-  document with that status.
+- No S3 operation has this method on this path and query, or the best one lacks
+  a required query or header member (POST on a key without ``uploadId``):
+  :class:`S3RouteError` (``code``, ``message``, ``status``), which the app answers
+  as S3's ``<Error>`` document with that status.
 
 Addressing: virtual-hosted style when the host names a bucket under a known S3
 host (``<bucket>.s3.localhost``, ``<bucket>.localhost``, ``<bucket>.s3.amazonaws.com``,
@@ -47,13 +51,18 @@ from typing import Any, Mapping
 from urllib.parse import quote, urlencode
 
 from botocore.model import OperationModel
+from werkzeug.exceptions import ClientDisconnected
 
+from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.server.payload import checked_body
+from sagemaker_plans_local.services.s3 import rules
+from sagemaker_plans_local.services.s3.rules import BodyLimit
 
 _LABEL = re.compile(r"\{([^}+]+)(\+?)\}")
 _AWS_HOST = re.compile(r"^(?P<bucket>.+)\.s3(?:[.-](?:dualstack\.)?[a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?$")
 _LOCAL_SUFFIXES = (".s3.localhost", ".localhost")
+_FRAMING = 64 * 1024  # the framing an aws-chunked body may add past 1/64 of its limit (small chunks)
 
 
 class S3RouteError(Exception):
@@ -165,25 +174,90 @@ def _first_values(query: Any) -> dict[str, str]:
     return found
 
 
+class _Bounded:
+    """A request body as sent, read through its operation's :class:`BodyLimit`.
+
+    Reading past ``cap`` bytes raises the limit's ``too_large`` error (the rest is never read);
+    a body that ends before its ``Content-Length`` (werkzeug's ``ClientDisconnected``) or whose
+    HTTP chunked framing is broken (the server's ``OSError``) is S3's ``IncompleteBody``. Both
+    are ``ApiError``s, which the S3 service answers as 400s.
+    """
+
+    def __init__(self, stream: Any, limit: BodyLimit, cap: int) -> None:
+        self._stream = stream
+        self._limit = limit
+        self._cap = cap
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        return self._take(self._stream.read, size)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        return self._take(self._stream.readline, size)
+
+    def _take(self, read: Any, size: int | None) -> bytes:
+        room = self._cap + 1 - self._read
+        try:
+            data = read(room if size is None or size < 0 else min(size, room))
+        except (ClientDisconnected, OSError):
+            raise ApiError(
+                "IncompleteBody",
+                "You did not provide the number of bytes specified by the Content-Length HTTP header.",
+            ) from None
+        self._read += len(data)
+        if self._read > self._cap:
+            raise ApiError(*self._limit.too_large)
+        return data
+
+    def close(self) -> None:
+        close = getattr(self._stream, "close", None)
+        if close is not None:
+            close()
+
+
+def _bounded(operation: str, headers: Mapping[str, str], body: Any) -> Any:
+    """``body`` under ``operation``'s limit: refused now if its announced length is over it.
+
+    The limit is on the payload: an ``aws-chunked`` body announces it in
+    ``x-amz-decoded-content-length``, and its framing may take 1/64 more as it is read.
+    """
+    limit = rules.body_limit(service_model("s3").operation_model(operation))
+    chunked = "aws-chunked" in headers.get("content-encoding", "") or headers.get(
+        "x-amz-content-sha256", ""
+    ).startswith("STREAMING-")
+    length = headers.get("x-amz-decoded-content-length" if chunked else "content-length", "").strip()
+    if isinstance(body, (bytes, bytearray)) and not chunked:
+        length = str(len(body))
+    if length.isdigit() and int(length) > limit.max_bytes:
+        raise S3RouteError(*limit.too_large, 400)
+    if isinstance(body, (bytes, bytearray)):
+        return body
+    return _Bounded(body, limit, limit.max_bytes + (limit.max_bytes // 64 + _FRAMING if chunked else 0))
+
+
 def route(
     method: str, path: str, query: Any, headers: Mapping[str, str], host: str, body: Any = b""
 ) -> tuple[str, dict]:
     """The S3 operation a request is and the ``request_dict`` its service reads (module docstring)."""
     method = method.upper()
     query_string = _first_values(query)
-    header_map, body = checked_body({str(k): str(v) for k, v in headers.items()}, body)
-    lower_headers = {k.lower(): v for k, v in header_map.items()}
+    sent_headers = {str(k): str(v) for k, v in headers.items()}
+    lower_headers = {k.lower(): v for k, v in sent_headers.items()}
     host = host or lower_headers.get("host", "")
     bucket = host_bucket(host)
     full_path = path or "/"
     if bucket is not None:
         full_path = "/" + bucket + (full_path if full_path != "/" else "")
     candidates = [r for r in _routes() if r.matches(method, full_path, query_string)]
-    if not candidates:
+    chosen = max(candidates, key=lambda r: r.rank(query_string, lower_headers), default=None)
+    if chosen is None or not chosen.rank(query_string, lower_headers)[0]:  # none, or one lacking members
         raise S3RouteError(
             "MethodNotAllowed", f"The specified method {method} is not allowed against this resource.", 405
         )
-    chosen = max(candidates, key=lambda r: r.rank(query_string, lower_headers))
+    header_map, body = checked_body(sent_headers, _bounded(chosen.name, lower_headers, body))
     url_path = quote(full_path, safe="/~")
     url = f"http://{host or 'localhost'}{url_path}"
     if query_string:

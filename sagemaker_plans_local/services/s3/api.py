@@ -33,9 +33,28 @@ from sagemaker_plans_local.services.s3.rules import (
     decode_token,
     encode_token,
     encoder,
+    header_value,
     quoted,
     user_metadata,
 )
+
+#: GetObject's response header overrides given as text, by member and query key.
+_OVERRIDES = tuple(
+    (f"Response{name}", f"response-{key}")
+    for name, key in (
+        ("CacheControl", "cache-control"),
+        ("ContentDisposition", "content-disposition"),
+        ("ContentEncoding", "content-encoding"),
+        ("ContentLanguage", "content-language"),
+        ("ContentType", "content-type"),
+    )
+)
+
+
+def _check_overrides(params: dict) -> None:
+    for member, argument in _OVERRIDES:
+        if isinstance(params.get(member), str):
+            header_value(params[member], argument)
 
 
 class S3Api(S3Protocol):
@@ -123,6 +142,7 @@ class S3Api(S3Protocol):
 
     @operation("GetObject")
     def get_object(self, region: str, params: dict):
+        _check_overrides(params)
         stored, handle = self.objects.open_object(params["Bucket"], params["Key"])
         try:
             check_conditions(stored, params)
@@ -140,6 +160,7 @@ class S3Api(S3Protocol):
 
     @operation("HeadObject")
     def head_object(self, region: str, params: dict):
+        _check_overrides(params)
         stored = self.objects.head_object(params["Bucket"], params["Key"])
         check_conditions(stored, params)
         _, length, content_range = byte_range(stored, params.get("Range"))
@@ -161,7 +182,7 @@ class S3Api(S3Protocol):
         self.objects.bucket_region(bucket)
         request = params.get("Delete") or {}
         identifiers = request.get("Objects") or []
-        if not identifiers or len(identifiers) > 1000:
+        if not identifiers:  # more than 1,000 are refused as the body is read (rules.BODY_LIMITS)
             raise ApiError(
                 "MalformedXML",
                 "The XML you provided was not well-formed or did not validate against our published schema",

@@ -18,12 +18,16 @@ from sagemaker_plans_local.protocol import xml_wire
 from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.request_ids import s3_request_id
 from sagemaker_plans_local.protocol.service import Answer, AwsService, Handler
+from sagemaker_plans_local.protocol.xml_codec import BodyTooLarge
 from sagemaker_plans_local.services.s3 import objects as store
+from sagemaker_plans_local.services.s3 import rules
 from sagemaker_plans_local.services.s3.objects import ObjectStore
 
 NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
 MAX_KEYS = 1000
 US_EAST_1 = "us-east-1"
+#: Conditional headers an unreadable date of is ignored, not refused (RFC 7232, which S3 follows).
+LENIENT_HEADERS = ("IfModifiedSince", "IfUnmodifiedSince")
 #: Root element names S3 gives its XML answers (botocore ignores them, readers of the raw body may not).
 ROOTS = {
     "ListBuckets": "ListAllMyBucketsResult",
@@ -68,12 +72,16 @@ class S3Protocol(AwsService):
     def _answer(
         self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
     ) -> Answer:
+        limit = rules.body_limit(model)
         try:
-            params = xml_wire.read_rest_request(model, request)
+            params = xml_wire.read_rest_request(model, request, limit.xml, LENIENT_HEADERS)
+        except BodyTooLarge:
+            raise ApiError(*limit.too_large) from None
         except xml_wire.MalformedRequest as error:
             if error.member is None:
                 raise ApiError("MalformedXML", error.message) from None
             raise ApiError("InvalidArgument", error.message, fields={"ArgumentName": error.member}) from None
+        limit.check_items(params)
         self._check_owner(params)
         answer = self._call(handler, region, params)
         status, result = (

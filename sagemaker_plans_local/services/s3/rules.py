@@ -5,14 +5,100 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from dataclasses import dataclass
 from typing import Any, BinaryIO, Callable
 from urllib.parse import quote, unquote
 
+from botocore.model import OperationModel
+
 from sagemaker_plans_local.protocol.errors import ApiError
+from sagemaker_plans_local.protocol.xml_reader import MALFORMED_XML, XmlLimits
 from sagemaker_plans_local.services.s3.objects import StoredObject
 
 _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
+#: What a header value cannot hold: CR, LF and the other controls but tab, or a character past Latin-1.
+_NOT_IN_HEADER = re.compile("[\x00-\x08\x0a-\x1f\x7f\u0100-\U0010ffff]")
 CHUNK_SIZE = 1024 * 1024
+KIB, MIB = 1024, 1024 * 1024
+#: S3's largest single PUT and largest part (PutObject, UploadPart and every other streamed body).
+MAX_OBJECT_BYTES = 5 * 1024 * MIB
+
+
+@dataclass(frozen=True)
+class BodyLimit:
+    """The cap on one S3 operation's request body (docs/behaviours.md, "S3 request bodies").
+
+    ``max_bytes`` is refused with ``too_large`` while the body is read; an XML body also has an
+    element cap of ``per_item`` elements for each of at most ``max_items`` items, which are the
+    list ``items`` (payload member, list member) names: more items than that is ``too_many``.
+    """
+
+    max_bytes: int
+    items: tuple[str, str] | None = None
+    max_items: int = 0
+    per_item: int = 1
+    too_many: tuple[str, str] = ("MalformedXML", MALFORMED_XML)
+    too_large: tuple[str, str] = ("MaxMessageLengthExceeded", "Your request was too big.")
+
+    @property
+    def xml(self) -> XmlLimits:
+        return XmlLimits(self.max_bytes, max(10_000, self.max_items * self.per_item + 64))
+
+    def check_items(self, params: dict) -> None:
+        """``too_many`` (400) if ``params`` hold more than ``max_items`` items."""
+        if self.items is not None:
+            payload, member = self.items
+            if len((params.get(payload) or {}).get(member) or ()) > self.max_items:
+                raise ApiError(*self.too_many)
+
+
+_TAGS = ("Tagging", "TagSet")
+#: AWS's documented limits where it has them; the byte caps where it has none are chosen.
+BODY_LIMITS = {
+    "DeleteObjects": BodyLimit(8 * MIB, ("Delete", "Objects"), 1_000, per_item=8),
+    "CompleteMultipartUpload": BodyLimit(10 * MIB, ("MultipartUpload", "Parts"), 10_000, per_item=10),
+    "PutObjectTagging": BodyLimit(
+        64 * KIB, _TAGS, 10, 3, ("BadRequest", "Object tags cannot be greater than 10")
+    ),
+    "PutBucketTagging": BodyLimit(
+        256 * KIB, _TAGS, 50, 3, ("InvalidTag", "Bucket tag count cannot be greater than 50")
+    ),
+    "PutBucketCors": BodyLimit(64 * KIB, ("CORSConfiguration", "CORSRules"), 100, 16),
+    "PutBucketLifecycleConfiguration": BodyLimit(
+        2 * MIB, ("LifecycleConfiguration", "Rules"), 1_000, per_item=32
+    ),
+    "PutBucketPolicy": BodyLimit(20 * KIB),
+    "PutBucketVersioning": BodyLimit(16 * KIB),
+}
+DEFAULT_LIMIT = BodyLimit(MIB)
+STREAMED_LIMIT = BodyLimit(
+    MAX_OBJECT_BYTES,
+    too_large=("EntityTooLarge", "Your proposed upload exceeds the maximum allowed object size."),
+)
+
+
+def body_limit(operation: OperationModel) -> BodyLimit:
+    """The cap on ``operation``'s request body: its own, 5 GiB for a streamed payload, else 1 MiB."""
+    found = BODY_LIMITS.get(operation.name)
+    if found is not None:
+        return found
+    shape = operation.input_shape
+    payload = shape.serialization.get("payload") if shape is not None else None
+    if payload and shape is not None and shape.members[payload].serialization.get("streaming"):
+        return STREAMED_LIMIT
+    return DEFAULT_LIMIT
+
+
+def header_value(value: str, argument: str) -> str:
+    """``value``, which the answer sends as a header (``InvalidArgument`` if no header can carry it)."""
+    if _NOT_IN_HEADER.search(value):
+        raise ApiError(
+            "InvalidArgument",
+            f"The value of {argument} cannot be sent as an HTTP header: it holds a control character "
+            "(CR, LF, ...) or one ISO-8859-1 cannot represent.",
+            fields={"ArgumentName": argument, "ArgumentValue": value},
+        )
+    return value
 
 
 def quoted(etag: str) -> str:
