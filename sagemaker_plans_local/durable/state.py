@@ -14,6 +14,7 @@ on a wall clock each entry is replayed at the time it happened
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import threading
 import time
@@ -33,6 +34,30 @@ log = logging.getLogger(__name__)
 
 #: Real seconds between two checks that the owner of an awaited run is alive.
 LIVENESS_SECONDS = 0.5
+#: A replay of at least this many entries runs with the cyclic garbage collector paused.
+GC_PAUSE_ENTRIES = 256
+
+_gc_lock = threading.Lock()
+_gc_pauses = 0  # replays running with the collector paused (it is enabled again after the last)
+_gc_was_enabled = False
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector in the block: a long replay makes many objects and no garbage."""
+    global _gc_pauses, _gc_was_enabled
+    with _gc_lock:
+        if _gc_pauses == 0:
+            _gc_was_enabled = gc.isenabled()
+            gc.disable()
+        _gc_pauses += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0 and _gc_was_enabled:
+                gc.enable()
 
 
 def iso(moment: datetime) -> str:
@@ -139,16 +164,21 @@ class Durable:
             entries = self.journal.entries_after(self._applied)
             outer, self._busy = self._busy, threading.get_ident()
             self._applying = True
+            paused = gc_paused() if len(entries) >= GC_PAUSE_ENTRIES else contextlib.nullcontext()
             try:
-                for entry in entries:
-                    if entry.seq in self._own:
-                        self._own.discard(entry.seq)
-                    else:
-                        self._replay(entry)
-                    self._applied = entry.seq
+                with paused:
+                    self._apply_entries(entries)
             finally:
                 self._applying = False
                 self._busy = outer
+
+    def _apply_entries(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            if entry.seq in self._own:
+                self._own.discard(entry.seq)
+            else:
+                self._replay(entry)
+            self._applied = entry.seq
 
     def _replay(self, entry: Entry) -> None:
         """Apply another process's entry; one that cannot be applied is logged and passed over
