@@ -210,7 +210,9 @@ class Durable:
             return
         plain = dict(value) if hasattr(value, "items") else value
         with self.transaction() as txn:
-            txn.append("setting", {"name": name, "value": plain})
+            current = getattr(self.emulation.settings, name)
+            if (dict(current) if hasattr(current, "items") else current) != plain:  # else: changes nothing
+                txn.append("setting", {"name": name, "value": plain})
 
     def record(self, kind: str, body: dict[str, Any]) -> None:
         """Apply and journal one change of ``kind`` (see :data:`APPLY`)."""
