@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sagemaker_plans_local.core.journal import Journal
+from sagemaker_plans_local.durable.leftovers import remove_leftovers
 from sagemaker_plans_local.durable.root_meta import open_root
 from sagemaker_plans_local.durable.services import journaled, replay_request
 from sagemaker_plans_local.durable.state import Durable
@@ -49,6 +50,7 @@ def open_durable(
         journal.close()
         raise
     services.wrap = partial(journaled, durable=durable)
+    remove_leftovers(root)  # after this process's own owner is there
     return emulation, services, durable
 
 

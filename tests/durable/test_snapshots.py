@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import gc
+import os
+import time
 
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import state
 from sagemaker_plans_local.protocol import service as protocol_service
 from tests.conftest import START
+from tests.durable.processes import Worker
 from tests.durable.views import state_of
 from tests.durable.worker import job_request
 
@@ -80,3 +83,36 @@ def test_a_tag_call_the_read_cannot_observe_still_answers_as_the_service(tmp_pat
             status, _ = sagemaker_json(backend, "AddTags", body)
             assert 400 <= status < 500
         assert _entries(tmp_path) == 0
+
+
+def test_temporary_files_of_a_dead_process_go_on_open_and_a_live_ones_stay(tmp_path):
+    with LocalBackend(root=tmp_path, start_time=START) as backend:
+        backend.client("s3").create_bucket(Bucket="kept")
+    temporary = tmp_path / "s3" / ".tmp"
+    dead, live = Worker(), Worker()
+    try:
+        for worker in (dead, live):
+            assert worker.ask("open", str(tmp_path)) is not None
+        (temporary / f"{dead.process.pid}-{'a' * 32}").write_bytes(b"half an upload")
+        (temporary / f"{dead.process.pid}-{'b' * 32}").mkdir()  # a directory being removed
+        (temporary / f"{live.process.pid}-{'c' * 32}").write_bytes(b"being written")
+        old, fresh = temporary / ("d" * 32), temporary / ("e" * 32)  # names without a pid
+        old.write_bytes(b"old")
+        fresh.write_bytes(b"fresh")
+        hours_ago = time.time() - 2 * 3600
+        os.utime(old, (hours_ago, hours_ago))
+        dead.stop()  # killed: its files are left behind
+        with LocalBackend(root=tmp_path) as reopened:
+            assert sorted(path.name for path in temporary.iterdir()) == sorted(
+                [f"{live.process.pid}-{'c' * 32}", fresh.name]
+            )
+            assert reopened.client("s3").list_buckets()["Buckets"][0]["Name"] == "kept"
+    finally:
+        dead.stop()
+        live.stop()
+
+
+def test_the_object_store_names_its_temporary_files_after_its_process(tmp_path):
+    with LocalBackend(root=tmp_path, start_time=START) as backend:
+        store = backend._emulation.objects
+        assert store._tmp_path().name.startswith(f"{os.getpid()}-")
