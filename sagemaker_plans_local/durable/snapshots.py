@@ -4,7 +4,7 @@ A snapshot is the emulation (every region's jobs, pools, plans, clusters and
 tags, the capacity, the clock with its scheduled changes, settings, scripts,
 log streams) pickled at entry ``seq``, kept in the journal's ``snapshots``
 table with a :func:`stamp` naming what wrote it: the snapshot format, the
-package's source (a digest of its files, its version's among them), the Python that ran it and the
+package's source (a digest of its files' names, sizes and times), the Python that ran it and the
 root's path. Opening loads the newest snapshot of this very stamp whose bytes
 match their digest, then replays the entries after it; any other snapshot, or
 one that does not load, is passed over for a full replay (never a wrong state).
@@ -48,13 +48,16 @@ _CHUNK = 1 << 20
 
 @functools.lru_cache(maxsize=None)
 def _source_digest() -> str:
-    """A digest of every file of the package: a snapshot holds its objects as this code made them."""
+    """A digest of every file of the package (name, size, modification time): a snapshot holds its
+    objects as this code made them, so any change of the code passes the older snapshots over."""
     digest = hashlib.blake2b(digest_size=16)
     package = Path(__file__).resolve().parents[1]
     for path in sorted(package.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(package).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
+        if "__pycache__" not in path.parts and path.is_file():
+            facts = path.stat()
+            digest.update(
+                f"{path.relative_to(package).as_posix()}\0{facts.st_size}\0{facts.st_mtime_ns}\0".encode()
+            )
     return digest.hexdigest()
 
 
