@@ -9,6 +9,7 @@ import sqlite3
 import time
 from datetime import timedelta
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,11 +17,12 @@ from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import snapshots, state
 from sagemaker_plans_local.protocol import service as protocol_service
+from sagemaker_plans_local.runtime.processes import SUPERVISED
 from tests.conftest import START
 from tests.durable.processes import Worker
 from tests.durable.test_restart import STEPS, _play
 from tests.durable.views import state_of
-from tests.durable.worker import job_request
+from tests.durable.worker import SLEEPER, job_request
 
 
 def test_replay_does_not_validate_journaled_requests_again(tmp_path, monkeypatch):
@@ -290,3 +292,28 @@ def test_a_process_snapshots_as_it_works_and_another_goes_on_from_its_snapshot(
     copy = _full_replay_of(tmp_path, tmp_path_factory)
     with LocalBackend(root=tmp_path) as loaded, LocalBackend(root=copy) as replayed:
         assert state_of(loaded) == state_of(replayed) == here
+
+
+@pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
+def test_no_snapshot_while_a_local_run_is_in_progress_and_one_after_it(
+    tmp_path, tmp_path_factory, monkeypatch
+):
+    source = tmp_path_factory.mktemp("source")
+    (source / "sleeper.py").write_text(SLEEPER)
+    root = tmp_path / "root"
+    with LocalBackend(root=root, start_time=START) as backend:
+        backend.settings.cold_start_seconds = 0
+        sm = backend.client()
+        sm.create_training_job(**job_request("trained", 0, str(source), 600))
+        backend.clock.advance(1)  # training starts: sleeper.py runs here, now
+        assert backend.training_job("trained").status == "InProgress"
+        assert not backend._durable.snapshot()  # a process cannot be kept
+        assert _snapshots(root) == []
+        sm.stop_training_job(TrainingJobName="trained")  # its process is terminated
+        assert backend.wait_for_training_job("trained").status == "Stopped"
+        assert backend._durable.snapshot()
+        before = state_of(backend)
+    monkeypatch.setattr(state, "SNAPSHOT_ON_CLOSE", 10**9)
+    copy = _full_replay_of(root, tmp_path_factory)
+    with LocalBackend(root=root) as loaded, LocalBackend(root=copy) as replayed:
+        assert state_of(loaded) == state_of(replayed) == before
