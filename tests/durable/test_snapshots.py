@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import os
+import random
 import shutil
+import signal
 import sqlite3
 import time
 from datetime import timedelta
@@ -317,3 +319,35 @@ def test_no_snapshot_while_a_local_run_is_in_progress_and_one_after_it(
     copy = _full_replay_of(root, tmp_path_factory)
     with LocalBackend(root=root) as loaded, LocalBackend(root=copy) as replayed:
         assert state_of(loaded) == state_of(replayed) == before
+
+
+def test_kill_9_while_writing_snapshots_leaves_a_root_that_opens_to_its_whole_journal(
+    tmp_path, tmp_path_factory
+):
+    from tests.durable.test_crash_safety import _check_objects, _steps_of
+
+    chooser = random.Random(11)
+    root = tmp_path / "root"
+    with LocalBackend(root=root, start_time=START):
+        pass
+    committed = -1
+    for _ in range(4):
+        worker = Worker()
+        try:
+            worker.ask("open", str(root))
+            worker.send("snapshot_loop", committed + 1)  # a change, a snapshot, a change, ...
+            committed = max(committed, worker.answer())
+            time.sleep(chooser.uniform(0.0, 0.3))
+            worker.process.send_signal(signal.SIGKILL)
+        finally:
+            worker.stop()
+        with sqlite3.connect(root / "state.sqlite3") as db:
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert _snapshots(root)  # the root has one to open from
+        copy = _full_replay_of(root, tmp_path_factory)
+        with LocalBackend(root=root) as loaded, LocalBackend(root=copy) as replayed:
+            steps = _steps_of(loaded)
+            assert state_of(loaded) == state_of(replayed)
+            _check_objects(loaded)
+        assert steps == list(range(len(steps))) and len(steps) > committed
+        committed = len(steps) - 1
