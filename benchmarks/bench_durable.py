@@ -6,14 +6,18 @@ transaction, every read a look for other processes' changes first), each
 seeded with the same jobs. Batches of describe_training_job and of
 create_training_job take turns; the table gives each one's best calls per
 CPU second and durable/ephemeral (target: >= 0.5x). Then the time to reopen
-a root (replaying its journal) as its history grows.
+a root as its state and its history grow, each step in a fresh process
+(``bench_reopen.py``): from its snapshot, and by full replay, beside an
+ephemeral backend building the same state.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
+import subprocess
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 from bench_measure import rate, ratio, table, timed, verdict
@@ -63,20 +67,31 @@ def _best_rates(backends: dict[str, LocalBackend], calls: int, repeats: int) -> 
     return best
 
 
-def _reopen_seconds(root: Path, jobs: int) -> float:
-    with LocalBackend(root=root, start_time=START) as backend:
-        backend.settings.instance_quota = None
-        sm = backend.client()
-        for job in seed_names(jobs):
-            sm.create_training_job(**job_request(job))
-        backend.clock.advance(60)
-    started = time.perf_counter()
-    with LocalBackend(root=root) as reopened:
-        reopened.client().describe_training_job(TrainingJobName=seed_names(1)[0])
-    return time.perf_counter() - started
+def _in_process(mode: str, root: Path, jobs: int, calls: int) -> dict:
+    """One run of ``bench_reopen.py`` in a fresh process: its seconds and peak RSS."""
+    script = Path(__file__).with_name("bench_reopen.py")
+    command = [sys.executable, str(script), mode, str(root), str(jobs), str(calls)]
+    done = subprocess.run(command, capture_output=True, text=True, check=True, cwd=script.parent)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def run_durable(calls: int, repeats: int, histories: tuple[int, ...]) -> None:
+def _reopen_row(directory: Path, jobs: int, calls: int) -> list[str]:
+    root = directory / f"r{jobs}-{calls}"
+    built = _in_process("build", root, jobs, calls)
+    ephemeral = _in_process("ephemeral", root, jobs, calls)
+    reopened = _in_process("reopen", root, jobs, calls)
+    replayed = _in_process("replay", root, jobs, calls)
+    history = f"{jobs:,} jobs" + (f" + {calls:,} calls" if calls else "")
+    return [
+        history,
+        f"{ephemeral['seconds']:.1f} s / {ephemeral['rss_mb']:.0f} MB",
+        f"{built['seconds']:.1f} s / {built['rss_mb']:.0f} MB",
+        f"{reopened['seconds'] * 1000:.0f} ms / {reopened['rss_mb']:.0f} MB",
+        f"{replayed['seconds'] * 1000:.0f} ms / {replayed['rss_mb']:.0f} MB",
+    ]
+
+
+def run_durable(calls: int, repeats: int, histories: tuple[tuple[int, int], ...]) -> None:
     print(
         f"\n10. Durable root vs ephemeral backend, in process (best of {repeats} batches; "
         f"{calls} describes, {calls // 4} creates per batch)"
@@ -106,10 +121,9 @@ def run_durable(calls: int, repeats: int, histories: tuple[int, ...]) -> None:
                 rows,
             )
         )
-        reopen = [
-            [f"{jobs:,} jobs", f"{_reopen_seconds(directory / f'h{jobs}', jobs) * 1000:.0f} ms"]
-            for jobs in histories
-        ]
-        print(table(["history", "reopen (replay) wall time"], reopen))
+        reopen = [_reopen_row(directory, jobs, calls) for jobs, calls in histories]
+        headers = ["history", "ephemeral build", "durable build", "reopen (snapshot)", "reopen (full replay)"]
+        print("Each in a fresh process: wall time / peak RSS (reopens after the modules are loaded)")
+        print(table(headers, reopen))
     finally:
         shutil.rmtree(directory, ignore_errors=True)

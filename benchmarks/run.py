@@ -268,7 +268,9 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
         "durable": lambda: run_durable(
             calls=40 if quick else 2_000,
             repeats=2 if quick else 7,
-            histories=(100,) if quick else (100, 1_000, 5_000),
+            histories=((100, 0), (100, 900))
+            if quick
+            else ((1_000, 0), (10_000, 0), (30_000, 0), (1_000, 99_000)),
         ),
         "s3-bodies": lambda: run_s3_bodies(
             requests=20_000 if quick else 200_000, raw=300 if quick else 3_000

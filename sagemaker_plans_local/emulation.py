@@ -66,6 +66,17 @@ class Emulation:
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
 
+    def __getstate__(self) -> dict:
+        """What a snapshot keeps: the state, not the object store (files under ``root``) nor the hooks."""
+        state = self.__dict__.copy()
+        state["_parts"] = {name: part for name, part in self._parts.items() if name != "objects"}
+        state.update(executor_factory=None, run_logs=None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.run_logs = self.log_store
+
     @property
     def objects(self) -> ObjectStore:
         """The account's S3 objects under ``root/s3`` (made, and its modules loaded, on first use)."""

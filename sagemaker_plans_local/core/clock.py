@@ -72,6 +72,17 @@ class VirtualClock:
         self.advancer: Callable[[timedelta], datetime] | None = None
         self.syncer: Callable[[], None] | None = None
 
+    def __getstate__(self) -> dict:
+        """What a snapshot keeps: time and the queue, not the hooks (a durable backend sets its own)."""
+        state = self.__dict__.copy()
+        following = next(self._sequence)
+        self._sequence = itertools.count(following)  # peeked, not taken
+        state.update(_sequence=following, advancer=None, syncer=None, _pinned=None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state, _sequence=itertools.count(state["_sequence"]))
+
     @property
     def manual(self) -> bool:
         return self._manual

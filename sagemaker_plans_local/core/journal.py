@@ -5,17 +5,20 @@ change is written in one transaction (``writing``), taken with ``BEGIN
 IMMEDIATE`` so that writers queue one after another; readers never block.
 ``synchronous=NORMAL`` keeps a committed entry across a killed process (the
 WAL is in the file system); a power cut may lose the last entries but never
-leaves a half-written one. ``runs`` records which process runs a job's code.
+leaves a half-written one. ``runs`` records which process runs a job's code;
+``snapshots`` holds serialized states, each at an entry ``seq``, by ``stamp``
+(what wrote it: ``durable/snapshots.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import IO, Any, Iterator, NamedTuple, cast
 
 #: The layout of the database this package writes; a root written by a newer one is refused.
 SCHEMA_VERSION = 1
@@ -23,6 +26,8 @@ DATABASE = "state.sqlite3"
 #: How long a writer waits for another process's transaction (a manual clock's advance may wait
 #: for a training process).
 BUSY_TIMEOUT_MS = 600_000
+#: Snapshots kept in all (of every stamp; one per stamp).
+KEPT_SNAPSHOTS = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,6 +37,10 @@ CREATE TABLE IF NOT EXISTS entries (
 CREATE TABLE IF NOT EXISTS runs (
     region TEXT NOT NULL, job TEXT NOT NULL, started TEXT NOT NULL, owner TEXT NOT NULL,
     ended INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (region, job, started)
+);
+CREATE TABLE IF NOT EXISTS snapshots (
+    seq INTEGER NOT NULL, stamp TEXT NOT NULL, digest TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (stamp, seq)
 );
 """
 
@@ -151,6 +160,44 @@ class Journal:
             row = self._connection.execute("SELECT max(seq) FROM entries").fetchone()
         return int(row[0] or 0)
 
+    # -- snapshots ---------------------------------------------------------------------
+    def latest_snapshot(self, stamp: str) -> tuple[int, str] | None:
+        """The newest snapshot written with ``stamp``: (seq, digest), or None."""
+        with self._lock:
+            row = self._connection.execute(
+                "SELECT seq, digest FROM snapshots WHERE stamp = ? ORDER BY seq DESC LIMIT 1", (stamp,)
+            ).fetchone()
+        return None if row is None else (int(row[0]), str(row[1]))
+
+    def snapshot_data(self, stamp: str, seq: int) -> IO[bytes]:
+        """The bytes of a snapshot, read as a stream (from SQLite's blob, on Pythons that have blobopen)."""
+        blobopen = getattr(self._connection, "blobopen", None)
+        column = "NULL" if blobopen is not None else "data"
+        with self._lock:
+            row = self._connection.execute(
+                f"SELECT rowid, {column} FROM snapshots WHERE stamp = ? AND seq = ?", (stamp, seq)
+            ).fetchone()
+            if row is None:
+                raise KeyError(seq)
+            if blobopen is None:
+                return io.BytesIO(row[1])
+            return cast(IO[bytes], _Blob(blobopen("snapshots", "data", row[0], readonly=True), self._lock))
+
+    def put_snapshot(self, stamp: str, seq: int, digest: str, data: bytes) -> None:
+        """Keep a snapshot at ``seq``; older ones of the same stamp, and all but the newest
+        :data:`KEPT_SNAPSHOTS` of other stamps, go."""
+        with self.writing():
+            self._connection.execute(
+                "INSERT OR REPLACE INTO snapshots (seq, stamp, digest, data) VALUES (?, ?, ?, ?)",
+                (seq, stamp, digest, data),
+            )
+            self._connection.execute("DELETE FROM snapshots WHERE stamp = ? AND seq < ?", (stamp, seq))
+            self._connection.execute(
+                "DELETE FROM snapshots WHERE rowid NOT IN "
+                "(SELECT rowid FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                (KEPT_SNAPSHOTS,),
+            )
+
     # -- runs --------------------------------------------------------------------------
     def claim_run(self, region: str, job: str, started: str, owner: str) -> str:
         """Claim running a job's code for ``owner``; the owner of the run (``owner`` if claimed now)."""
@@ -183,3 +230,26 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+class _Blob(io.RawIOBase):
+    """A snapshot's blob as a stream, read under the journal's lock (one connection, many threads)."""
+
+    def __init__(self, blob: Any, lock: threading.RLock) -> None:
+        self._blob = blob
+        self._lock = lock
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        with self._lock:
+            data = self._blob.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            with self._lock:
+                self._blob.close()
+        super().close()

@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sagemaker_plans_local.core.journal import Journal
+from sagemaker_plans_local.durable import snapshots
+from sagemaker_plans_local.durable.leftovers import remove_leftovers
 from sagemaker_plans_local.durable.root_meta import open_root
 from sagemaker_plans_local.durable.services import journaled, replay_request
 from sagemaker_plans_local.durable.state import Durable
@@ -34,25 +36,42 @@ def open_durable(
     journal = Journal(root)
     try:
         clock = open_root(journal, account_id, region, start_time)
-        emulation = Emulation(
-            account_id,
-            root,
-            clock.start_time,
-            clock.home_region,
-            reserved_types,
-            executor_factory=executor_factory,
-            created=clock.created,
-        )
+        loaded = snapshots.load(journal, root)
+        if loaded is None:
+            emulation = Emulation(
+                account_id,
+                root,
+                clock.start_time,
+                clock.home_region,
+                reserved_types,
+                executor_factory=executor_factory,
+                created=clock.created,
+            )
+            applied, late = 0, list[snapshots.LateExecutor]()
+        else:
+            emulation, applied, late = loaded
+            emulation.executor_factory = executor_factory
         services = Services(emulation)
-        durable = Durable(root, journal, emulation, partial(_replay_call, services), runs_code)
+        replay = partial(_replay_call, services)
+        attach = partial(_attach, late, emulation)
+        durable = Durable(root, journal, emulation, replay, runs_code, applied=applied, attach=attach)
     except BaseException:
         journal.close()
         raise
     services.wrap = partial(journaled, durable=durable)
+    remove_leftovers(root)  # after this process's own owner is there
     return emulation, services, durable
 
 
+def _attach(late: list[snapshots.LateExecutor], emulation: Emulation) -> None:
+    for executor in late:
+        executor.attach(emulation)
+
+
 def _replay_call(services: Services, service: str, region: str, operation: str, body: dict[str, Any]) -> None:
-    answer = services.inner(service).handle(region, operation, replay_request(body))
+    from sagemaker_plans_local.protocol.service import trusted  # loaded with the first service
+
+    with trusted():  # it was valid when journaled: not validated again
+        answer = services.inner(service).handle(region, operation, replay_request(body))
     if answer.status >= 300:  # the journal holds only calls that succeeded: the state has diverged
         log.warning("replaying %s.%s answered %s: %s", service, operation, answer.status, bytes(answer.body))

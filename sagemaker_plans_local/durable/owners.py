@@ -59,3 +59,19 @@ def alive(root: Path, token: str) -> bool:
         return False
     finally:
         os.close(fd)
+
+
+def live_pids(root: Path) -> set[int] | None:
+    """The process ids of the owners alive on ``root`` (a dead one's file is removed on the way).
+
+    None if a live owner's pid cannot be read yet (it has just taken its lock).
+    """
+    pids: set[int] = set()
+    for path in (root / OWNERS).glob("*.lock"):
+        if not alive(root, path.name[: -len(".lock")]):
+            continue
+        try:
+            pids.add(int(path.read_text().strip()))
+        except (OSError, ValueError):
+            return None
+    return pids

@@ -90,6 +90,10 @@ class DurableExecutor:
         self._runs = runs
         self._region = region
 
+    @property
+    def region(self) -> str:
+        return self._region
+
     def runs(self, job: "TrainingJob") -> bool:
         return self.real.runs(job)
 

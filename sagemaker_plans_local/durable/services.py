@@ -4,14 +4,15 @@ A call whose operation reads (``Describe``, ``List``, ``Get``, ``Head``,
 ``Filter``, ``Simulate``) is answered as is: the clock's syncer replays what is new first.
 Every other one runs inside a :class:`~.state.Durable` transaction and, if
 it succeeded, is journaled with its serialized body, which replay hands to
-the same service again. S3 writes its objects to disk itself and is never
+the same service again, unless it changed nothing (:data:`OBSERVED`). S3 writes its objects to disk itself and is never
 journaled.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import TYPE_CHECKING, Any, cast
+import json
+from typing import TYPE_CHECKING, Any, Callable, cast
 
 from sagemaker_plans_local.durable.state import Durable
 
@@ -25,6 +26,18 @@ if TYPE_CHECKING:
 READS = ("Describe", "List", "Get", "Head", "Filter", "Simulate")
 #: Services whose state lives elsewhere (S3 objects are files under the root).
 UNJOURNALED = ("s3",)
+
+
+def _tags_of(params: dict[str, Any]) -> dict[str, Any]:
+    return {"ResourceArn": params["ResourceArn"], "MaxResults": 100}  # a resource holds at most 50
+
+
+#: Calls that may change nothing, by (service, operation): the read that shows all they change, as the
+#: read's params from the call's. A call whose read answers the same before and after is not journaled.
+OBSERVED: dict[tuple[str, str], tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
+    ("sagemaker", "AddTags"): ("ListTags", _tags_of),
+    ("sagemaker", "DeleteTags"): ("ListTags", _tags_of),
+}
 
 
 class JournaledService:
@@ -44,13 +57,27 @@ class JournaledService:
         request = dict(request or {})
         request["body"], body = _journaled_body(request.get("body"))
         with self._durable.transaction() as txn:
+            seen = self._observe(region, name, request["body"])
             answer = self.service.handle(region, operation_model, request)
-            if answer.status < 300:
+            if answer.status < 300 and (seen is None or self._observe(region, name, request["body"]) != seen):
                 txn.append(
                     "call",
                     {"service": self.service.service_name, "region": region, "operation": name, **body},
                 )
         return answer
+
+    def _observe(self, region: str, operation: str, body: Any) -> bytes | None:
+        """What the read observing ``operation`` answers now (None: the call is journaled whatever it did)."""
+        observed = OBSERVED.get((self.service.service_name, operation))
+        if observed is None:
+            return None
+        read, params_of = observed
+        try:
+            params = params_of(json.loads(body))
+        except (ValueError, TypeError, KeyError, RecursionError):
+            return None  # not a request the read can be made for: the call answers for itself
+        answer = self.service.handle(region, read, {"body": json.dumps(params).encode()})
+        return bytes(answer.body) if answer.status < 300 else None
 
 
 def journaled(service: AwsService, durable: Durable) -> AwsService:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterator
 from sagemaker_plans_local.core.journal import Entry, Journal
 from sagemaker_plans_local.core.settings import watch
 from sagemaker_plans_local.durable import owners
+from sagemaker_plans_local.durable.gc_pause import gc_paused
 from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
 from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE, DurableExecutor, PendingRun
 from sagemaker_plans_local.emulation import Emulation
@@ -33,6 +34,14 @@ log = logging.getLogger(__name__)
 
 #: Real seconds between two checks that the owner of an awaited run is alive.
 LIVENESS_SECONDS = 0.5
+#: A replay of at least this many entries runs with the cyclic garbage collector paused.
+GC_PAUSE_ENTRIES = 256
+#: Changes of a process after which it snapshots the state (at least; see ``_after_change``).
+SNAPSHOT_CHANGES = 5000
+#: Snapshot bytes that count as one change: a big state is snapshotted less often (its cost is its size).
+SNAPSHOT_BYTES_PER_CHANGE = 512
+#: Entries since the newest snapshot that make closing a backend snapshot the state.
+SNAPSHOT_ON_CLOSE = 100
 
 
 def iso(moment: datetime) -> str:
@@ -68,6 +77,8 @@ class Durable:
         emulation: Emulation,
         apply_call: Callable[[str, str, str, dict[str, Any]], None],
         runs_code: bool = True,
+        applied: int = 0,
+        attach: Callable[[], None] | None = None,
     ) -> None:
         self.root = root
         self.journal = journal
@@ -76,7 +87,10 @@ class Durable:
         self.runs_code = runs_code
         self._apply_call = apply_call
         self._owner = owners.Owner(root)
-        self._applied = 0
+        self._applied = applied  # the entries up to here are in the state (a snapshot's, or replayed)
+        self._snapshot_seq = applied
+        self._snapshot_bytes = 0
+        self._changes = 0  # this process's changes since it last considered a snapshot
         self._synced = False
         self._own: set[int] = set()
         self._applying = False
@@ -85,6 +99,8 @@ class Durable:
         self._checked: dict[tuple[str, str, str], float] = {}
         self.logs = LogJournal(journal, emulation.clock, self.own)
         self._hook(emulation)
+        if attach is not None:
+            attach()  # a loaded snapshot's executors: this backend's, before the first replay
         with emulation.lock:
             self.sync()
             self.fail_dead_runs()
@@ -119,6 +135,7 @@ class Durable:
                     yield Transaction(self, at)
             finally:
                 self._busy = outer
+        self._after_change()
 
     def own(self, seq: int) -> None:
         """``seq`` was written by this process (already applied here)."""
@@ -128,27 +145,35 @@ class Durable:
         """Whether the calling thread is inside a transaction or a replay of this backend."""
         return self._busy == threading.get_ident()
 
-    def sync(self) -> None:
-        """Replay what other processes journaled since the last look (cheap when nothing is new)."""
+    def sync(self, everything: bool = False) -> None:
+        """Replay what other processes journaled since the last look (cheap when nothing is new).
+
+        ``everything``: read every entry after the last applied one, this process's own too.
+        """
         if self._applying or self.closed:
             return
         with self.emulation.lock:
-            if not self.journal.changed() and self._synced:
+            if not self.journal.changed() and self._synced and not everything:
                 return
             self._synced = True
             entries = self.journal.entries_after(self._applied)
             outer, self._busy = self._busy, threading.get_ident()
             self._applying = True
+            paused = gc_paused() if len(entries) >= GC_PAUSE_ENTRIES else contextlib.nullcontext()
             try:
-                for entry in entries:
-                    if entry.seq in self._own:
-                        self._own.discard(entry.seq)
-                    else:
-                        self._replay(entry)
-                    self._applied = entry.seq
+                with paused:
+                    self._apply_entries(entries)
             finally:
                 self._applying = False
                 self._busy = outer
+
+    def _apply_entries(self, entries: list[Entry]) -> None:
+        for entry in entries:
+            if entry.seq in self._own:
+                self._own.discard(entry.seq)
+            else:
+                self._replay(entry)
+            self._applied = entry.seq
 
     def _replay(self, entry: Entry) -> None:
         """Apply another process's entry; one that cannot be applied is logged and passed over
@@ -180,7 +205,9 @@ class Durable:
             return
         plain = dict(value) if hasattr(value, "items") else value
         with self.transaction() as txn:
-            txn.append("setting", {"name": name, "value": plain})
+            current = getattr(self.emulation.settings, name)
+            if (dict(current) if hasattr(current, "items") else current) != plain:  # else: changes nothing
+                txn.append("setting", {"name": name, "value": plain})
 
     def record(self, kind: str, body: dict[str, Any]) -> None:
         """Apply and journal one change of ``kind`` (see :data:`APPLY`)."""
@@ -242,9 +269,48 @@ class Durable:
             txn.append("run_ended", body)
             self.journal.mark_run_ended(*key)
 
+    # -- snapshots -----------------------------------------------------------------------
+    def _after_change(self) -> None:
+        """After an outermost change: a snapshot when this process has made enough of them."""
+        self._changes += 1
+        if self._busy is not None or self.journal.in_transaction:
+            return
+        every = max(SNAPSHOT_CHANGES, self._snapshot_bytes // SNAPSHOT_BYTES_PER_CHANGE)
+        if self._changes >= every:
+            self._changes = 0
+            self.snapshot(every)
+
+    def snapshot(self, minimum: int = 1) -> bool:
+        """Snapshot the state if ``minimum`` entries or more came since the newest snapshot; whether it did.
+
+        Consistent with exactly one entry: under the lock, after every entry is applied. The
+        write lock is taken only to store it. Never raises: the journal stays the truth.
+        """
+        from sagemaker_plans_local.durable import snapshots
+
+        if self.closed or self._applying:
+            return False
+        try:
+            with self.emulation.lock:
+                self.logs.flush()
+                self.sync(everything=True)
+                newest = self.journal.latest_snapshot(snapshots.stamp(self.root))
+                self._snapshot_seq = max(self._snapshot_seq, newest[0] if newest else 0)
+                if self._own or self._pending or self._applied - self._snapshot_seq < minimum:
+                    return False
+                size = snapshots.write(self.journal, self.root, self.emulation, self._applied)
+                self._snapshot_seq = self._applied
+        except Exception:  # a snapshot is an optimization: its failure costs a longer open
+            log.warning("cannot snapshot %s", self.root, exc_info=True)
+            return False
+        self._snapshot_bytes = size or self._snapshot_bytes
+        return size is not None
+
     def close(self) -> None:
-        """Stop journaling (the queued log lines first); the owned runs still going count as a dead process's."""
+        """Stop journaling (the queued log lines first, then a snapshot if one is due); the owned runs
+        still going count as a dead process's."""
         self.logs.close()
+        self.snapshot(SNAPSHOT_ON_CLOSE)
         self.closed = True
 
     def release(self) -> None:

@@ -6,7 +6,8 @@ Commands on stdin, one JSON list per line; each answers one JSON line on stdout:
   ``sleeper.py`` running ``seconds`` when a source directory is given);
 - ``["advance", seconds]``, ``["describe", name]``, ``["wait", name]``, ``["close"]``;
 - ``["write_loop", start]``: write forever (job, advance, setting, S3 object), printing each step's
-  number once it is committed — until killed.
+  number once it is committed — until killed;
+- ``["snapshot_loop", start]``: the same, with a snapshot of the state after each step.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def job_request(name: str, keep_alive: int, source: str | None = None, seconds: 
     return request
 
 
-def write_loop(backend: LocalBackend, start: int) -> None:
+def write_loop(backend: LocalBackend, start: int, snapshots: bool = False) -> None:
     sm, s3 = backend.client(), backend.client("s3")
     s3.create_bucket(Bucket="crash")
     for step in range(start, 10**9):
@@ -43,6 +44,9 @@ def write_loop(backend: LocalBackend, start: int) -> None:
         backend.clock.advance(7)
         backend.settings.job_runtime_seconds = 100 + step
         s3.put_object(Bucket="crash", Key=f"k-{step % 5}", Body=str(step).encode() * (step % 50 + 1))
+        if snapshots:
+            assert backend._durable is not None  # a durable root
+            backend._durable.snapshot()
         print(json.dumps(step), flush=True)
 
 
@@ -73,8 +77,8 @@ def _act(backend: LocalBackend, command: str, args: list) -> object:
         return sm.describe_training_job(TrainingJobName=args[0])
     if command == "wait":
         return backend.wait_for_training_job(args[0]).status
-    if command == "write_loop":
-        write_loop(backend, args[0])
+    if command in ("write_loop", "snapshot_loop"):
+        write_loop(backend, args[0], snapshots=command == "snapshot_loop")
     raise ValueError(command)
 
 

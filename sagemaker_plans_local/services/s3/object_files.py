@@ -6,7 +6,7 @@ Layout under ``root``::
     <bucket>/meta/<name>          an object's metadata (JSON: key, size, etag, dates, types, data)
     <bucket>/data/<name>.<token>  its bytes: one file per version, named by the metadata's "data"
     .uploads/<id>/upload.json     an open multipart upload; its parts as <n>.json and <n>.<token>
-    .tmp/                         files being written, and directories being removed
+    .tmp/                         files being written, and directories being removed (<pid>-<token>)
 
 Bucket names follow S3's rules and names starting with a dot are reserved, so
 a bucket directory can never be ``.uploads``/``.tmp`` nor escape ``root``. A
@@ -244,7 +244,8 @@ class ObjectFiles:
         return encode_key(key)
 
     def _tmp_path(self) -> Path:
-        return self._tmp / secrets.token_hex(16)
+        """A fresh temporary name, ``<pid>-<token>``: a durable root's next open removes a dead writer's."""
+        return self._tmp / f"{os.getpid()}-{secrets.token_hex(16)}"
 
     def _discard(self, directory: Path) -> None:
         """Remove ``directory``: gone at once for readers (renamed into ``.tmp``), then deleted."""

@@ -10,6 +10,7 @@ with its own creation tags only.
 from __future__ import annotations
 
 import builtins
+import functools
 import itertools
 from typing import Callable, Iterable, Iterator, Protocol, Sequence
 
@@ -72,6 +73,10 @@ def _canonical(arn: str) -> str:
     return f"{head}{sep}{resource_id.lower()}" if sep else arn
 
 
+def _reserved_capacity(training_plans: TrainingPlans, arn: str) -> _Resource:
+    return training_plans.reserved_capacity(arn)[1]
+
+
 class ResourceTags:
     """The tags of one region's resources, found by ARN."""
 
@@ -81,7 +86,7 @@ class ResourceTags:
         self._kinds: dict[str, Callable[[str], _Resource]] = {
             "training-job": training_jobs.get,
             "training-plan": training_plans.get,
-            "reserved-capacity": lambda arn: training_plans.reserved_capacity(arn)[1],
+            "reserved-capacity": functools.partial(_reserved_capacity, training_plans),
             "cluster": clusters.get,
         }
         self._sets: dict[str, _TagSet] = {}

@@ -27,11 +27,13 @@ The rules, AWS's and the choices (marked "chosen"), are listed in docs/training-
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
+import operator
 from collections import Counter
 from datetime import datetime, timedelta
-from typing import Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from sagemaker_plans_local.core.arns import partition
 from sagemaker_plans_local.core.clock import VirtualClock
@@ -71,10 +73,16 @@ from sagemaker_plans_local.services.sagemaker.statuses import (
 
 #: How long a deleted cluster stays ``Deleting`` before it is gone (chosen).
 DELETE_SECONDS = 60
+
+
 #: The sorted indexes of the cluster table (names are case-sensitive: the ARN holds an id, not the name).
-CLUSTER_INDEXES = {
-    "created": lambda cluster: cluster.created_at.timestamp(),
-    "name": lambda cluster: cluster.name,
+def _created(cluster: Cluster) -> float:
+    return cluster.created_at.timestamp()
+
+
+CLUSTER_INDEXES: dict[str, Callable[[Cluster], Any]] = {
+    "created": _created,
+    "name": operator.attrgetter("name"),
 }
 DEFAULT_NODE_RECOVERY = "Automatic"
 #: Request members that are not cluster settings (kept elsewhere or not reported).
@@ -221,7 +229,7 @@ class Clusters:
                 released.append(held)
         cluster.events.append(
             self._clock.schedule(
-                now + self._service_time(DELETE_SECONDS), lambda at: self._clusters.delete(cluster.name)
+                now + self._service_time(DELETE_SECONDS), functools.partial(self._deleted, cluster.name)
             )
         )
         for plan in dict.fromkeys(released):
@@ -234,7 +242,10 @@ class Clusters:
 
     def _schedule_ready(self, cluster: Cluster, now: datetime) -> None:
         delay = self._service_time(self._settings.cold_start_seconds)
-        cluster.events.append(self._clock.schedule(now + delay, lambda at: self._ready(cluster, at)))
+        cluster.events.append(self._clock.schedule(now + delay, functools.partial(self._ready, cluster)))
+
+    def _deleted(self, name: str, at: datetime) -> None:
+        self._clusters.delete(name)
 
     def _ready(self, cluster: Cluster, at: datetime) -> None:
         """A create or update completes: the cluster and its groups are InService."""

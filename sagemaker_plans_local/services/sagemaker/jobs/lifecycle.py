@@ -64,6 +64,7 @@ INTERRUPTED_MESSAGE = (
     "The reserved capacity block is ending; waiting for compute capacity "
     "in the next block of the training plan"
 )
+LAUNCHING_MESSAGE = "Launching requested ML instances"
 TRAINING_MESSAGE = "Training image download completed. Training in progress."
 UPLOADING_MESSAGE = "Uploading generated training model"
 
@@ -146,9 +147,9 @@ class JobLifecycle:
 
     def _plan_provisioning(self, job: TrainingJob, at: datetime, plan: Provisioning) -> None:
         if plan.launching:
-            self._schedule(job, at + plan.launching, lambda t: job.say("Launching requested ML instances", t))
-        self._schedule(job, at + plan.preparing, lambda t: self._preparing(job, t))
-        self._schedule(job, at + plan.training_start, lambda t: self._start_training(job, t))
+            self._schedule(job, at + plan.launching, functools.partial(job.say, LAUNCHING_MESSAGE))
+        self._schedule(job, at + plan.preparing, functools.partial(self._preparing, job))
+        self._schedule(job, at + plan.training_start, functools.partial(self._start_training, job))
 
     def _open_pool(self, job: TrainingJob) -> WarmPool:
         return self.pools.open(job.name, job.spec, job.plan.arn if job.plan is not None else None)
@@ -187,7 +188,9 @@ class JobLifecycle:
         if max_runtime is not None:
             cutoff = at + timedelta(seconds=max(0.0, max_runtime - job.trained_seconds))
             self._schedule(
-                job, cutoff, lambda t: self.begin_stopping(job, t, SecondaryStatus.MAX_RUNTIME_EXCEEDED)
+                job,
+                cutoff,
+                functools.partial(self.begin_stopping, job, final=SecondaryStatus.MAX_RUNTIME_EXCEEDED),
             )
 
     def _watch(self, job: TrainingJob, run: Run) -> None:
@@ -262,7 +265,9 @@ class JobLifecycle:
         self._schedule(
             job,
             at + timedelta(seconds=self._service_seconds(STOPPING_SECONDS)),
-            lambda t: self._finish(job, t, JobStatus.STOPPED, final, STOP_MESSAGES[final]),
+            functools.partial(
+                self._finish, job, status=JobStatus.STOPPED, secondary=final, message=STOP_MESSAGES[final]
+            ),
         )
 
     def _fail(self, job: TrainingJob, at: datetime, reason: str) -> None:

@@ -9,10 +9,11 @@ and the local runs (:mod:`.local_runs`).
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 from datetime import datetime
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from sagemaker_plans_local.core.arns import sagemaker_arn
 from sagemaker_plans_local.core.clock import VirtualClock
@@ -38,11 +39,16 @@ from sagemaker_plans_local.services.sagemaker.statuses import (
 )
 from sagemaker_plans_local.services.sagemaker.warm_pools.pools import WarmPools
 
+
 #: The sorted indexes of the job table: creation order, name, status (re-sorted as it changes).
-JOB_INDEXES = {
-    "created": lambda job: job.created_at.timestamp(),
-    "name": lambda job: job.name,
-    "status": lambda job: job.status,
+def _created(job: TrainingJob) -> float:
+    return job.created_at.timestamp()
+
+
+JOB_INDEXES: dict[str, Callable[[TrainingJob], Any]] = {
+    "created": _created,
+    "name": operator.attrgetter("name"),
+    "status": operator.attrgetter("status"),
 }
 WAITING_MESSAGE = "Waiting for compute capacity from the training plan"
 

@@ -12,10 +12,12 @@ and when its instances are taken back (30 min before its end, 1 h for HyperPod).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
+import operator
 from datetime import datetime, timedelta
-from typing import Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from sagemaker_plans_local.core.arns import sagemaker_arn
 from sagemaker_plans_local.core.clock import VirtualClock
@@ -49,11 +51,17 @@ from sagemaker_plans_local.services.sagemaker.statuses import PlanStatus
 
 #: How long an offering id can be bought after the search that produced it (chosen).
 OFFERING_LIFETIME = timedelta(hours=24)
+
+
 #: The sorted indexes of the plan table: name, start, status (re-sorted as it changes).
-PLAN_INDEXES = {
-    "name": lambda plan: plan.name,
-    "start": lambda plan: plan.start.timestamp(),
-    "status": lambda plan: plan.status,
+def _start(plan: TrainingPlan) -> float:
+    return plan.start.timestamp()
+
+
+PLAN_INDEXES: dict[str, Callable[[TrainingPlan], Any]] = {
+    "name": operator.attrgetter("name"),
+    "start": _start,
+    "status": operator.attrgetter("status"),
 }
 
 
@@ -199,9 +207,9 @@ class TrainingPlans:
         paid_at = now + self._payment_time()
         deadline = plan.start - PAYMENT_DEADLINE
         if paid_at <= deadline:
-            self._clock.schedule(paid_at, lambda at: self._settle_payment(plan, at))
+            self._clock.schedule(paid_at, functools.partial(self._settle_payment, plan))
         elif deadline > now:
-            self._clock.schedule(deadline, lambda at: self._fail_payment(plan, at, LATE_PAYMENT))
+            self._clock.schedule(deadline, functools.partial(self._fail_payment, plan, message=LATE_PAYMENT))
         else:  # bought too late to pay in time (chosen: created, and Failed at once)
             self._fail_payment(plan, now, LATE_PAYMENT)
         return plan
@@ -234,7 +242,7 @@ class TrainingPlans:
         plan.upfront_fee += offering.upfront_fee
         extension = Extension(offering, now)
         plan.extensions.append(extension)
-        self._clock.schedule(now + self._payment_time(), lambda at: setattr(extension, "paid", True))
+        self._clock.schedule(now + self._payment_time(), functools.partial(_mark_paid, extension))
         if last.status == PlanStatus.ACTIVE and now >= offering.start - plan.cutoff_offset:
             # Its instances were already taken back: the extended block hands them out again.
             self._notify(plan, PlanEvent.ACTIVE, last, now)
@@ -290,11 +298,11 @@ class TrainingPlans:
         schedule = self._clock.schedule
         now = self._clock.now()
         if rc.start > now:
-            rc.events.append(schedule(rc.start, lambda at: self._refresh(plan, at)))
+            rc.events.append(schedule(rc.start, functools.partial(self._refresh, plan)))
         rc.events.append(
-            schedule(max(now, rc.end - plan.cutoff_offset), lambda at: self._cutoff(plan, rc, at))
+            schedule(max(now, rc.end - plan.cutoff_offset), functools.partial(self._cutoff, plan, rc))
         )
-        rc.events.append(schedule(max(now, rc.end), lambda at: self._refresh(plan, at)))
+        rc.events.append(schedule(max(now, rc.end), functools.partial(self._refresh, plan)))
 
     def _settle_payment(self, plan: TrainingPlan, at: datetime) -> None:
         if self._script_for(plan.name).payment_succeeds:
@@ -372,3 +380,8 @@ class TrainingPlans:
             ):
                 raise missing
         return offering
+
+
+def _mark_paid(extension: Extension, at: datetime) -> None:
+    """An extension's payment completed (a clock event)."""
+    extension.paid = True
