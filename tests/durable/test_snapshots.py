@@ -351,3 +351,39 @@ def test_kill_9_while_writing_snapshots_leaves_a_root_that_opens_to_its_whole_jo
             _check_objects(loaded)
         assert steps == list(range(len(steps))) and len(steps) > committed
         committed = len(steps) - 1
+
+
+def _clusters_view(sm) -> dict:
+    """Every cluster, its groups and its nodes (logical ids included) as the API shows them."""
+    view = {}
+    for summary in sm.list_clusters()["ClusterSummaries"]:
+        name = summary["ClusterName"]
+        described = sm.describe_cluster(ClusterName=name)
+        nodes = sm.list_cluster_nodes(ClusterName=name, IncludeNodeLogicalIds=True)["ClusterNodeSummaries"]
+        view[name] = (described["ClusterStatus"], described["InstanceGroups"], nodes)
+    return view
+
+
+def test_a_hyperpod_cluster_moving_onto_a_plan_snapshots_and_goes_on_as_a_full_replay(
+    tmp_path_factory, monkeypatch
+):
+    from tests.api.test_cluster_plan_updates import COLD, advance_to, at, buy, group
+
+    monkeypatch.setattr(state, "SNAPSHOT_ON_CLOSE", 1)
+    root = tmp_path_factory.mktemp("root")
+    with LocalBackend(root=root, start_time=START) as backend:
+        sm = backend.client()
+        plan = buy(backend, sm, "hp")
+        sm.create_cluster(ClusterName="c", InstanceGroups=[group("workers", 2)])
+        advance_to(backend, at(2, 1))
+        sm.update_cluster(ClusterName="c", InstanceGroups=[group("workers", 2, plan)])  # Updating: due later
+    assert len(_snapshots(root)) == 1
+    monkeypatch.setattr(state, "SNAPSHOT_ON_CLOSE", 10**9)
+    copy = _full_replay_of(root, tmp_path_factory)
+    with LocalBackend(root=root) as loaded, LocalBackend(root=copy) as replayed:
+        assert _clusters_view(loaded.client()) == _clusters_view(replayed.client())
+        for backend in (loaded, replayed):
+            backend.clock.advance(COLD)
+        moved = _clusters_view(loaded.client())
+        assert moved == _clusters_view(replayed.client()) and moved["c"][0] == "InService"
+        assert moved["c"][1][0]["TrainingPlanArn"] == plan
