@@ -99,7 +99,9 @@ def _session_create_client(self, service_name, *args, **kwargs):
     if activation is None or service_name in activation.passthrough or explicit:
         return _original_session_create_client(self, service_name, *args, **kwargs)
     client = _original_session_create_client(self, service_name, *args, **{**kwargs, **_PLACEHOLDER_KEYS})
-    client._request_signer._credentials = _LookedUpOnUse(self)
+    signer = client._request_signer
+    if getattr(signer._credentials, "access_key", None) == _PLACEHOLDER_KEYS["aws_access_key_id"]:
+        signer._credentials = _LookedUpOnUse(self)  # unless the backend attached keys of its own (a server's)
     return client
 
 

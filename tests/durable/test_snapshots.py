@@ -161,7 +161,11 @@ def _session(backend, steps, tags) -> None:
             sm.add_tags(ResourceArn=arn, Tags=[{"Key": "n", "Value": str(index)}])
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=8,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 @given(first=STEPS, second=STEPS, tags=st.integers(0, 3), wall=st.booleans())
 def test_a_snapshot_reopens_to_what_a_full_replay_gives(
     tmp_path_factory, monkeypatch, first, second, tags, wall
