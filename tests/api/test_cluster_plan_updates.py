@@ -13,8 +13,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemaker_plans_local.backend import LocalBackend
+from tests.api.test_clusters_api import group as cluster_group
 from tests.conformance import assert_conforms
-from tests.conftest import ROLE, START
+from tests.conftest import START
 from tests.raw_requests import sagemaker_json
 
 P5 = "ml.p5.48xlarge"
@@ -54,17 +55,8 @@ def buy(backend, sm, name, blocks=BLOCK, count=4, instance_type=P5, target="hype
 
 
 def group(name, count, plan_arn=None, instance_type=P5, **extra):
-    spec = {
-        "InstanceGroupName": name,
-        "InstanceType": instance_type,
-        "InstanceCount": count,
-        "ExecutionRole": ROLE,
-        "LifeCycleConfig": {"SourceS3Uri": "s3://bucket/lifecycle", "OnCreate": "on_create.sh"},
-        **extra,
-    }
-    if plan_arn:
-        spec["TrainingPlanArn"] = plan_arn
-    return spec
+    """An instance group's request (the plan second: the updates below give it most)."""
+    return cluster_group(name, count, instance_type, plan_arn, **extra)
 
 
 def advance_to(backend, moment):

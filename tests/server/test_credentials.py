@@ -6,17 +6,16 @@ import http.client
 import json
 from urllib.parse import quote, urlsplit
 
-import boto3
 import pytest
 from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth, SigV4Auth, SigV4QueryAuth
 from botocore.awsrequest import AWSRequest
-from botocore.config import Config
 from botocore.credentials import Credentials
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemaker_plans_local.server.credentials import AUTH_QUERY_KEYS
 from sagemaker_plans_local.server.runner import LocalServer
+from tests.server.test_signatures import client as signed_client
 
 KEY1, SECRET1 = "111122223333", "secret-one"
 KEY2, SECRET2 = "444455556666", "secret-two"
@@ -37,14 +36,7 @@ def server(tmp_path_factory):
 
 
 def client(server, service, key=KEY1, secret=SECRET1):
-    return boto3.client(
-        service,
-        endpoint_url=server.url,
-        region_name="us-east-1",
-        aws_access_key_id=key,
-        aws_secret_access_key=secret,
-        config=Config(retries={"max_attempts": 1}, signature_version="s3v4" if service == "s3" else None),
-    )
+    return signed_client(server, service, key, secret, signature_version="s3v4" if service == "s3" else None)
 
 
 def send(server, method, target, headers=None, body=b""):
