@@ -13,7 +13,6 @@ Output into a pipe that closes early (``reset | head``) ends the command quietly
 
 from __future__ import annotations
 
-import os
 import sys
 
 from sagemaker_plans_local.server import cli
@@ -30,7 +29,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's own final flush
         return status
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to write to it
+        cli.silence_stdout()
         return BROKEN_PIPE
 
 

@@ -229,4 +229,9 @@ def _tell(line: str) -> None:
     try:
         print(line, flush=True)
     except BrokenPipeError:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        silence_stdout()
+
+
+def silence_stdout() -> None:
+    """Point stdout at the null device: its reader went away, and nothing more is written to it."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
