@@ -5,7 +5,7 @@ The inspection commands (``offerings``, ``plans``, ``jobs``, ``pools``, ``clock`
 
 ``run script.py [args]`` runs an unmodified script locally; with
 ``SAGEMAKER_PLANS_LOCAL=0`` it runs as with ``python script.py``: against AWS.
-The commands are in ``server/cli.py``.
+The commands are in ``cli/main.py``.
 
 Output into a pipe that closes early (``reset | head``) ends the command quietly with status 141
 (as a shell reports a command killed by SIGPIPE), not with ``[Errno 32] Broken pipe``.
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sys
 
-from sagemaker_plans_local.server import cli
+from sagemaker_plans_local.cli import main as cli
 
 __all__ = ["main"]
 #: The exit status of a command whose reader went away (128 + SIGPIPE).

@@ -23,7 +23,7 @@ ROOT = Path(sagemaker_plans_local.__file__).parent
 LAYERS = (
     (
         "public surface",
-        lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith(("sdk", "server")),
+        lambda m: m in (PACKAGE, "__main__", "pytest_plugin") or m.startswith(("sdk", "server", "cli")),
     ),
     (
         "facade",

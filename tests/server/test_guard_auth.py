@@ -12,8 +12,9 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from sagemaker_plans_local.cli import main as cli
 from sagemaker_plans_local.runtime import views
-from sagemaker_plans_local.server import cli, runner
+from sagemaker_plans_local.server import runner
 from sagemaker_plans_local.server.guard import CONTROL_SIGNING_NAME
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 from sagemaker_plans_local.server.runner import LocalServer

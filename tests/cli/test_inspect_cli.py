@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 
 from sagemaker_plans_local.__main__ import main
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.cli.inspect_commands import parse_hours
+from sagemaker_plans_local.cli.target import RootTarget, ServerTarget
 from sagemaker_plans_local.inspection.cost import cost_report
 from sagemaker_plans_local.inspection.snapshot import Snapshot
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.sdk.default_backend import ENDPOINT_VARIABLE, default_backend_root
-from sagemaker_plans_local.server.inspect_cli import parse_hours
-from sagemaker_plans_local.server.inspect_target import RootTarget, ServerTarget
 from tests.conftest import create_request
 from tests.server.clients import client, control
 

@@ -9,11 +9,11 @@ from typing import Any
 
 from rich.console import Console
 
+from sagemaker_plans_local.cli import views
+from sagemaker_plans_local.cli.target import RootTarget, ServerTarget, TargetError
 from sagemaker_plans_local.inspection.cost import NO_PRICE, ROW_HEADER, cost_report
 from sagemaker_plans_local.inspection.prices import PriceFileError, TrainingPrices
 from sagemaker_plans_local.inspection.snapshot import Snapshot
-from sagemaker_plans_local.server import inspect_views as views
-from sagemaker_plans_local.server.inspect_target import RootTarget, ServerTarget, TargetError
 
 #: The picture formats ``timeline --out`` writes, by the file's suffix.
 FORMATS = (".png", ".svg", ".html")

@@ -19,11 +19,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+from sagemaker_plans_local.cli import report, views
+from sagemaker_plans_local.cli.durations import parse_duration
+from sagemaker_plans_local.cli.target import RootTarget, ServerTarget, TargetError, open_target
 from sagemaker_plans_local.inspection.snapshot import Snapshot
-from sagemaker_plans_local.server import inspect_report as report
-from sagemaker_plans_local.server import inspect_views as views
-from sagemaker_plans_local.server.durations import parse_duration
-from sagemaker_plans_local.server.inspect_target import RootTarget, ServerTarget, TargetError, open_target
 
 Command = Callable[[RootTarget | ServerTarget, argparse.Namespace, Console], Any]
 #: The width of tables written to a file or a pipe (a terminal's own width otherwise).

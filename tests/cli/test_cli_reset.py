@@ -181,7 +181,7 @@ def test_reset_into_a_pipe_closed_early_still_empties_the_root_quietly(tmp_path)
 
 def test_any_command_into_a_pipe_closed_early_ends_with_141_and_no_message(tmp_path):
     code = (
-        "import sys\nfrom sagemaker_plans_local import __main__\nfrom sagemaker_plans_local.server import cli\n"
+        "import sys\nfrom sagemaker_plans_local import __main__\nfrom sagemaker_plans_local.cli import main as cli\n"
         "cli.main = lambda argv=None: [print('line', index) for index in range(200000)] and 0\n"
         "sys.exit(__main__.main())\n"
     )

@@ -8,7 +8,7 @@
   state (or the root given), or resets a running server.
 - ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``, ``cost``,
   ``timeline --out FILE``: read (or move the clock of) a root, a server or the default backend
-  (``server/inspect_cli.py``, docs/cli.md).
+  (``cli/inspect_commands.py``, docs/cli.md).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from sagemaker_plans_local.cli.inspect_commands import register
 from sagemaker_plans_local.server.guard import control_request
-from sagemaker_plans_local.server.inspect_cli import register
 
 CONTROL = "/_sagemaker_plans_local/"
 

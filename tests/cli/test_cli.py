@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sagemaker_plans_local.__main__ import main
+from sagemaker_plans_local.cli.durations import UNITS, parse_duration
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
-from sagemaker_plans_local.server.durations import UNITS, parse_duration
 from sagemaker_plans_local.server.runner import LocalServer
 
 

@@ -1,0 +1,1 @@
+"""The command line: serve, reset, run, and the inspection commands (docs/cli.md)."""
