@@ -36,7 +36,14 @@ if TYPE_CHECKING:  # the SageMaker domain loads with the first request, not with
 
 #: The services a LocalBackend answers: botocore name -> hyphenized service id (the models' own;
 #: a test checks them), so a session's hooks are registered without reading the models.
-SERVICE_IDS = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam", "logs": "cloudwatch-logs"}
+SERVICE_IDS = {
+    "sagemaker": "sagemaker",
+    "s3": "s3",
+    "sts": "sts",
+    "iam": "iam",
+    "logs": "cloudwatch-logs",
+    "resourcegroupstaggingapi": "resource-groups-tagging-api",
+}
 #: The services a LocalBackend answers (botocore names).
 EMULATED_SERVICES = tuple(SERVICE_IDS)
 

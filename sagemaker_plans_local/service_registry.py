@@ -40,6 +40,10 @@ def build_service(name: str, emulation: Emulation) -> AwsService:
         from sagemaker_plans_local.services.logs.api import LogsApi
 
         return LogsApi(emulation.log_store, account_id, on_request=catch_up)
+    if name == "resourcegroupstaggingapi":
+        from sagemaker_plans_local.services.tagging.api import TaggingApi
+
+        return TaggingApi(emulation)
     raise ValueError(f"no emulated service {name!r}")
 
 

@@ -81,9 +81,9 @@ def conformance_problems(shape: Shape, value: Any, path: str = "") -> list[str]:
     return problems
 
 
-def assert_conforms(operation_name: str, parsed_response: dict) -> None:
+def assert_conforms(operation_name: str, parsed_response: dict, service: str = "sagemaker") -> None:
     """Fail with every problem found if ``parsed_response`` does not fit the operation's output shape."""
-    shape = operation_model(operation_name).output_shape
+    shape = operation_model(operation_name, service).output_shape
     if shape is None:
         extra = sorted(set(parsed_response) - {"ResponseMetadata"})
         assert not extra, f"{operation_name} has no output, got {extra}"

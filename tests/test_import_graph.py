@@ -53,6 +53,8 @@ DOMAIN = (
     "services.sagemaker.region",
     "services.s3.objects",
     "services.s3.object_*",
+    "services.s3.bucket_tags",
+    "services.tagging.resources",
     "services.logs.streams",
 )
 FORBIDDEN_IN_DOMAIN = ("protocol", "transport", "backend", "sdk")

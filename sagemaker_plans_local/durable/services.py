@@ -5,7 +5,8 @@ A call whose operation reads (``Describe``, ``List``, ``Get``, ``Head``,
 Every other one runs inside a :class:`~.state.Durable` transaction and, if
 it succeeded, is journaled with its serialized body, which replay hands to
 the same service again, unless it changed nothing (:data:`OBSERVED`). S3 writes its objects to disk itself and is never
-journaled.
+journaled; nor are the parts of other calls that change S3's files (:data:`PARTS`: a tagging API
+call's buckets, whose tags are in their ``bucket.json``), so that no replay writes them again.
 """
 
 from __future__ import annotations
@@ -32,11 +33,32 @@ def _tags_of(params: dict[str, Any]) -> dict[str, Any]:
     return {"ResourceArn": params["ResourceArn"], "MaxResults": 100}  # a resource holds at most 50
 
 
+def _resources_of(params: dict[str, Any]) -> dict[str, Any]:
+    return {"ResourceARNList": params["ResourceARNList"]}  # at most 20 of GetResources' 100
+
+
+_TAGGING = "resourcegroupstaggingapi"
 #: Calls that may change nothing, by (service, operation): the read that shows all they change, as the
 #: read's params from the call's. A call whose read answers the same before and after is not journaled.
 OBSERVED: dict[tuple[str, str], tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
     ("sagemaker", "AddTags"): ("ListTags", _tags_of),
     ("sagemaker", "DeleteTags"): ("ListTags", _tags_of),
+    (_TAGGING, "TagResources"): ("GetResources", _resources_of),
+    (_TAGGING, "UntagResources"): ("GetResources", _resources_of),
+}
+
+
+def _without_buckets(params: dict[str, Any]) -> dict[str, Any] | None:
+    """A tagging call's params without its S3 ARNs (None if it names nothing else)."""
+    kept = [arn for arn in params["ResourceARNList"] if str(arn).split(":")[2:3] != ["s3"]]
+    return {**params, "ResourceARNList": kept} if kept else None
+
+
+#: What the journal keeps of a call that also changes S3's files, by (service, operation): its params
+#: without what names those files (None: nothing left to journal).
+PARTS: dict[tuple[str, str], Callable[[dict[str, Any]], dict[str, Any] | None]] = {
+    (_TAGGING, "TagResources"): _without_buckets,
+    (_TAGGING, "UntagResources"): _without_buckets,
 }
 
 
@@ -56,13 +78,18 @@ class JournaledService:
             return self.service.handle(region, operation_model, request)
         request = dict(request or {})
         request["body"], body = _journaled_body(request.get("body"))
+        kept = _kept(self.service.service_name, name, request["body"], body)
         with self._durable.transaction() as txn:
-            seen = self._observe(region, name, request["body"])
+            seen = None if kept is None else self._observe(region, name, kept[0])
             answer = self.service.handle(region, operation_model, request)
-            if answer.status < 300 and (seen is None or self._observe(region, name, request["body"]) != seen):
+            if (
+                answer.status < 300
+                and kept is not None
+                and (seen is None or self._observe(region, name, kept[0]) != seen)
+            ):
                 txn.append(
                     "call",
-                    {"service": self.service.service_name, "region": region, "operation": name, **body},
+                    {"service": self.service.service_name, "region": region, "operation": name, **kept[1]},
                 )
         return answer
 
@@ -78,6 +105,21 @@ class JournaledService:
             return None  # not a request the read can be made for: the call answers for itself
         answer = self.service.handle(region, read, {"body": json.dumps(params).encode()})
         return bytes(answer.body) if answer.status < 300 else None
+
+
+def _kept(service: str, operation: str, data: Any, body: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:
+    """(request body, journal body) of what the journal keeps of a call (None: nothing)."""
+    part = PARTS.get((service, operation))
+    if part is None:
+        return data, body
+    try:
+        params = part(json.loads(data))
+    except (ValueError, TypeError, KeyError, RecursionError):
+        return data, body  # not a request the service accepts: it answers for itself
+    if params is None:
+        return None
+    text = json.dumps(params)
+    return text.encode(), {"text": text}
 
 
 def journaled(service: AwsService, durable: Durable) -> AwsService:

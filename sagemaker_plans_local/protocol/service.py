@@ -93,7 +93,7 @@ class AwsService:
 
     def __init__(self, on_request: Callable[[], None] | None = None) -> None:
         self.model = service_model(self.service_name)
-        self.protocol: str = self.model.metadata["protocol"]
+        self.protocol: str = self.model.resolved_protocol  # what botocore speaks (its first supported)
         self._on_request = on_request
         self._handlers: dict[str, Handler] = self.handlers()
 

@@ -22,9 +22,23 @@ from sagemaker_plans_local.server.errors import RouteError, refusal
 
 DEFAULT_ACCOUNT = "123456789012"
 #: SigV4 signing names -> the botocore names of the emulated services.
-SIGNING_NAMES = {"sagemaker": "sagemaker", "s3": "s3", "sts": "sts", "iam": "iam", "logs": "logs"}
+SIGNING_NAMES = {
+    "sagemaker": "sagemaker",
+    "s3": "s3",
+    "sts": "sts",
+    "iam": "iam",
+    "logs": "logs",
+    "tagging": "resourcegroupstaggingapi",
+}
 #: The protocol family of each emulated service (how its errors are shaped).
-FAMILIES = {"sagemaker": "json", "logs": "json", "sts": "query", "iam": "query", "s3": "rest-xml"}
+FAMILIES = {
+    "sagemaker": "json",
+    "logs": "json",
+    "resourcegroupstaggingapi": "json",
+    "sts": "query",
+    "iam": "query",
+    "s3": "rest-xml",
+}
 
 _REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
 _ACCOUNT = re.compile(r"^\d{12}$")

@@ -90,8 +90,9 @@ class ServiceHook:
 
     @functools.cached_property
     def protocol(self) -> str:
-        """The service's wire protocol (the model is read on first use, not on construction)."""
-        return service_model(self.service_name).metadata["protocol"]
+        """The service's wire protocol as botocore's clients resolve it (``json`` where a model lists
+        ``smithy-rpc-v2-cbor`` first): read on first use, not on construction."""
+        return service_model(self.service_name).resolved_protocol
 
     @functools.cached_property
     def event_name(self) -> str:

@@ -16,7 +16,10 @@ from tests.server.clients import client, control, raw
 def test_health_names_the_services(sagemaker_server):
     assert control(sagemaker_server, "health", method="GET") == (
         200,
-        {"status": "running", "services": ["sagemaker", "s3", "sts", "iam", "logs"]},
+        {
+            "status": "running",
+            "services": ["sagemaker", "s3", "sts", "iam", "logs", "resourcegroupstaggingapi"],
+        },
     )
 
 

@@ -21,8 +21,9 @@ from urllib.parse import quote
 from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.service import operation
 from sagemaker_plans_local.services.s3 import objects as store
+from sagemaker_plans_local.services.s3.api_tagging import BucketTaggingApi
 from sagemaker_plans_local.services.s3.objects import StoredObject
-from sagemaker_plans_local.services.s3.protocol import MAX_KEYS, US_EAST_1, S3Protocol
+from sagemaker_plans_local.services.s3.protocol import MAX_KEYS, US_EAST_1
 from sagemaker_plans_local.services.s3.rules import (
     RangeReader,
     byte_range,
@@ -57,8 +58,9 @@ def _check_overrides(params: dict) -> None:
             header_value(params[member], argument)
 
 
-class S3Api(S3Protocol):
-    """S3 over an :class:`ObjectStore`, owned by ``account_id``: its operations."""
+class S3Api(BucketTaggingApi):
+    """S3 over an :class:`ObjectStore`, owned by ``account_id``: its operations (bucket tagging's
+    in ``api_tagging``)."""
 
     # -- buckets -----------------------------------------------------------------------------
     @operation("ListBuckets")

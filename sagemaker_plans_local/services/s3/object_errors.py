@@ -102,3 +102,17 @@ class BadDigest(ObjectStoreError):
 
 class InvalidArgument(ObjectStoreError):
     """A malformed argument (empty key, part number out of range, ...)."""
+
+
+class InvalidTag(ObjectStoreError):
+    """A bucket tag S3 refuses (``fields``: the ``TagKey``/``TagValue`` S3 names in its answer)."""
+
+    def __init__(self, message: str, **fields: str) -> None:
+        super().__init__(message)
+        self.fields = fields
+
+
+class NoSuchTagSet(ObjectStoreError):
+    def __init__(self, bucket: str) -> None:
+        super().__init__("The TagSet does not exist")
+        self.bucket = bucket

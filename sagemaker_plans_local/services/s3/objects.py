@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+from sagemaker_plans_local.services.s3.bucket_tags import BucketTags
 from sagemaker_plans_local.services.s3.object_errors import (
     BadDigest,
     BucketAlreadyOwnedByYou,
@@ -34,7 +35,6 @@ from sagemaker_plans_local.services.s3.object_errors import (
 from sagemaker_plans_local.services.s3.object_files import (
     CHUNK_SIZE,
     MultipartUpload,
-    ObjectFiles,
     ObjectListing,
     StoredObject,
     from_iso,
@@ -84,7 +84,7 @@ MIN_PART_SIZE = 5 * 1024 * 1024
 MAX_PART_NUMBER = 10_000
 
 
-class ObjectStore(ObjectFiles):
+class ObjectStore(BucketTags):
     """S3 buckets and objects kept under ``root`` (see ``object_files``)."""
 
     # -- buckets ---------------------------------------------------------------------

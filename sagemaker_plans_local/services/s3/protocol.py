@@ -19,8 +19,8 @@ from sagemaker_plans_local.protocol.errors import ApiError
 from sagemaker_plans_local.protocol.request_ids import s3_request_id
 from sagemaker_plans_local.protocol.service import Answer, AwsService, Handler
 from sagemaker_plans_local.protocol.xml_codec import BodyTooLarge
+from sagemaker_plans_local.services.s3 import object_errors, rules
 from sagemaker_plans_local.services.s3 import objects as store
-from sagemaker_plans_local.services.s3 import rules
 from sagemaker_plans_local.services.s3.objects import ObjectStore
 
 NAMESPACE = "http://s3.amazonaws.com/doc/2006-03-01/"
@@ -37,6 +37,7 @@ ROOTS = {
     "CreateMultipartUpload": "InitiateMultipartUploadResult",
     "CompleteMultipartUpload": "CompleteMultipartUploadResult",
     "CopyObject": "CopyObjectResult",
+    "GetBucketTagging": "Tagging",
 }
 
 
@@ -58,6 +59,8 @@ class S3Protocol(AwsService):
         (store.KeyTooLong, "KeyTooLongError", 400),
         (store.BadDigest, "BadDigest", 400),
         (store.InvalidArgument, "InvalidArgument", 400),
+        (object_errors.InvalidTag, "InvalidTag", 400),
+        (object_errors.NoSuchTagSet, "NoSuchTagSet", 404),
     )
 
     def __init__(
@@ -132,6 +135,7 @@ class S3Protocol(AwsService):
                 store.BucketNotEmpty,
                 store.BucketAlreadyOwnedByYou,
                 store.InvalidBucketName,
+                object_errors.NoSuchTagSet,
             ),
         ):
             fields["BucketName"] = error.bucket
@@ -145,6 +149,8 @@ class S3Protocol(AwsService):
             fields.update(ProposedSize=error.size, MinSizeAllowed=store.MIN_PART_SIZE)
         elif isinstance(error, store.BadDigest):
             fields.update(ExpectedDigest=error.expected.hex(), CalculatedDigest=error.calculated.hex())
+        elif isinstance(error, object_errors.InvalidTag):
+            fields.update(error.fields)
         elif isinstance(error, store.KeyTooLong):
             fields.update(Size=len(error.key.encode("utf-8")), MaxSizeAllowed=store.MAX_KEY_BYTES)
         answer.fields = fields

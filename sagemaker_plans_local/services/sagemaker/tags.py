@@ -45,6 +45,7 @@ class _TagSet:
     owner: object
     tags: dict[str, Tag] = attrs.Factory(dict)
     counter: Iterator[int] = attrs.Factory(itertools.count)
+    ever: bool = False  # whether the resource has had a tag (the tagging API lists it then)
 
 
 def check_tags(pairs: Sequence[tuple[str, str]]) -> None:
@@ -95,6 +96,20 @@ class ResourceTags:
     def list(self, arn: str) -> list[Tag]:
         """The resource's tags, in the order their keys were first added."""
         return list(self._set(arn).tags.values())
+
+    def tagged(self) -> builtins.list[tuple[str, builtins.list[Tag]]]:
+        """(ARN, tags) of every resource that has or had tags, by ARN (its tags may be none now)."""
+        found = []
+        for arn, tag_set in sorted(self._sets.items()):
+            if not tag_set.ever:
+                continue
+            try:
+                resource = self._resource(arn)
+            except InvalidRequest:  # gone: its tags went with it
+                continue
+            if resource is tag_set.owner:
+                found.append((arn, list(tag_set.tags.values())))
+        return found
 
     # -- commands --------------------------------------------------------------
     def add(self, arn: str, pairs: Sequence[tuple[str, str]]) -> builtins.list[Tag]:
@@ -153,6 +168,7 @@ class ResourceTags:
 
     @staticmethod
     def _put(tag_set: _TagSet, pairs: Sequence[tuple[str, str]]) -> None:
+        tag_set.ever = tag_set.ever or bool(pairs)
         for key, value in pairs:
             old = tag_set.tags.get(key)
             sequence = old.sequence if old is not None else next(tag_set.counter)

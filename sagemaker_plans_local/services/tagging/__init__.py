@@ -1,0 +1,1 @@
+"""The Resource Groups Tagging API over the resources the backend holds."""
