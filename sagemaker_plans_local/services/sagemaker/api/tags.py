@@ -1,5 +1,5 @@
 """AddTags, ListTags, DeleteTags, and the ``Tags`` of create operations (rules in
-``domain/tags.py`` and docs/tags.md).
+``services/sagemaker/tags.py`` and docs/tags.md).
 
 Every create operation the backend answers whose request has a ``Tags`` list
 (found from the model: CreateTrainingJob, CreateTrainingPlan, CreateCluster) has
