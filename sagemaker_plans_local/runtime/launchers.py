@@ -141,7 +141,7 @@ def mpirun(
     argv += ["-mca", "btl_vader_single_copy_mechanism", "none"]
     argv += ["-mca", "plm_rsh_num_concurrent", str(len(hosts))] if smddp else ["-x", "NCCL_MIN_NRINGS=4"]
     argv += ["-x", f"NCCL_SOCKET_IFNAME={interface}", "-x", f"NCCL_DEBUG={debug}"]
-    argv += ["-x", "LD_LIBRARY_PATH", "-x", "PATH"]
+    argv += [word for name in ("LD_LIBRARY_PATH", "PATH") if name in env for word in ("-x", name)]
     if smddp:
         argv += _smdataparallel(training_env, len(hosts))
     argv += extra

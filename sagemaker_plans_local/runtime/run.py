@@ -210,7 +210,9 @@ class LocalRun:
             home = base if contract.command is None else tree.root
             command = command_of(self.executor, contract, home, network, self._installer(tree, log))
             if command.leader is not None:  # an MPI worker: the leader's mpirun reaches it
+                log.line("Starting MPI run as worker node.")  # the toolkit's WorkerRunner's lines
                 self._ended_hosts[command.leader].wait()
+                log.line("MPI process finished.")
                 outcome.exit_code = 0
             else:
                 code, process = run_to_end(self._group, command.argv, tree.code, command.env, log.line)
