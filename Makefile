@@ -125,7 +125,7 @@ test-v2-all: $(STAMP) $(MPI_STAMP)
 
 bench: $(STAMP) $(STAMP3) $(MPI_STAMP3)
 	$(PY) benchmarks/run.py --skip-train --skip-server --skip-durable --skip-s3-bodies
-	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup --skip-multinode
 
 clean:
 	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) $(DEMO_HOME) build *.egg-info
