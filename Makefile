@@ -19,7 +19,17 @@ AWSCLI_STAMP := $(AWSCLI_VENV)/.installed
 NODE_SDK ?= .node-sdk
 NODE_SDK_STAMP := $(NODE_SDK)/.installed
 
-.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 test-v2-all bench install clean lint node-sdk
+# Multi-instance jobs' launchers in the tests (docs/local-runtime.md, "Multi-instance jobs"): Open MPI
+# from Debian's packages when mpirun is missing (non-interactive; ~30 s), then in each environment
+# mpi4py (built against it) and a CPU build of PyTorch: pinned, as a newer range pulls a multi-GB
+# CUDA build (~50 s per environment here, ~750 MB). Jobs find them as their "image" has them: a
+# job's Python sees the calling environment's site-packages (runtime/environments.py).
+TORCH := 'torch==2.13.0'
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+MPI_STAMP := $(VENV)/.distributed-installed
+MPI_STAMP3 := $(VENV3)/.distributed-installed
+
+.PHONY: demo demo-v2 demo-v3 test test-v2 test-v3 test-v2-all bench install clean lint node-sdk open-mpi
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -32,6 +42,19 @@ $(STAMP3): pyproject.toml
 	$(PY3) -m pip install --quiet --upgrade pip
 	$(PY3) -m pip install --quiet -e '.[test]' $(V3_SDK)
 	touch $(STAMP3)
+
+open-mpi:
+	command -v mpirun > /dev/null && command -v mpicc > /dev/null || { \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev; }
+
+$(MPI_STAMP): $(STAMP) | open-mpi
+	$(PY) -m pip install --quiet $(TORCH) mpi4py
+	touch $(MPI_STAMP)
+
+$(MPI_STAMP3): $(STAMP3) | open-mpi
+	$(PY3) -m pip install --quiet $(TORCH) mpi4py
+	touch $(MPI_STAMP3)
 
 $(AWSCLI_STAMP):
 	test -x $(AWSCLI_VENV)/bin/python || $(PYTHON) -m venv $(AWSCLI_VENV)
@@ -88,21 +111,21 @@ TEST_WORKERS ?= 2
 TEST_WORKERS_V2 ?= 1
 PYTEST_XDIST = --dist worksteal
 
-test: $(STAMP) $(STAMP3)
+test: $(STAMP) $(STAMP3) $(MPI_STAMP) $(MPI_STAMP3)
 	$(MAKE) --no-print-directory -j2 --output-sync=target test-v3 test-v2
 
-test-v3: $(STAMP3) $(AWSCLI_STAMP) $(NODE_SDK_STAMP)
+test-v3: $(STAMP3) $(MPI_STAMP3) $(AWSCLI_STAMP) $(NODE_SDK_STAMP)
 	$(PY3) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
-test-v2: $(STAMP)
+test-v2: $(STAMP) $(MPI_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS_V2) $(PYTEST_XDIST) -m sdk
 
-test-v2-all: $(STAMP)
+test-v2-all: $(STAMP) $(MPI_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
-bench: $(STAMP) $(STAMP3)
+bench: $(STAMP) $(STAMP3) $(MPI_STAMP3)
 	$(PY) benchmarks/run.py --skip-train --skip-server --skip-durable --skip-s3-bodies
-	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup --skip-multinode
 
 clean:
 	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) $(DEMO_HOME) build *.egg-info

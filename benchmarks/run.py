@@ -39,6 +39,7 @@ from bench_durable import run_durable  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
 from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
+from bench_multinode import run_multinode  # noqa: E402
 from bench_pools import run_pool_latency  # noqa: E402
 from bench_profile import run_profile  # noqa: E402
 from bench_s3_bodies import run_s3_bodies  # noqa: E402
@@ -239,6 +240,7 @@ SECTIONS = (
     ("server", "section 9 (describe_training_job over HTTP: our server vs moto's ThreadedMotoServer)"),
     ("durable", "section 10 (in-process calls on a durable root vs an ephemeral backend; reopening a root)"),
     ("s3-bodies", "section 11 (S3 request bodies over HTTP: server peak RSS; the raw HTTP fuzz)"),
+    ("multinode", "section 12 (multi-instance jobs: start-up of 2 and 8 instances vs 1; peak RSS of 8)"),
 )
 
 
@@ -275,6 +277,7 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
         "s3-bodies": lambda: run_s3_bodies(
             requests=20_000 if quick else 200_000, raw=300 if quick else 3_000
         ),
+        "multinode": lambda: run_multinode(repeats=1 if quick else 5),
     }
 
 

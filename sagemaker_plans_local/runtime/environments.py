@@ -41,8 +41,10 @@ REQUIREMENTS = "requirements.txt"
 MARKER = ".requirements.sha256"
 BASE_MARKER = ".base-python"
 PTH_NAME = "_sagemaker_local_base.pth"
-#: Commands a container expects beside ``python``/``python3`` (v3's driver checks for pip).
-PIP_COMMANDS = ("pip", "pip3")
+#: Commands a container expects beside ``python``/``python3``, as ``python -m <module>``: pip (v3's
+#: driver checks for it) and torchrun (v3's Torchrun driver starts it; it fails as an image without
+#: PyTorch would when torch is not installed).
+MODULE_COMMANDS = {"pip": "pip", "pip3": "pip", "torchrun": "torch.distributed.run"}
 
 #: Runs pip: (argv, env) -> (exit code, output tail); raises processes.Stopped.
 Runner = Callable[[list[str], Mapping[str, str]], tuple[int, str]]
@@ -118,9 +120,10 @@ class VirtualEnvironments:
         (site_packages / PTH_NAME).write_text(
             "import site; " + "; ".join("site.addsitedir(%s)" % json.dumps(d) for d in dirs) + "\n"
         )
-        for name in PIP_COMMANDS:
+        for name, module in MODULE_COMMANDS.items():
             command = venv / "bin" / name
-            command.write_text('#!/bin/sh\nexec %s -m pip "$@"\n' % shlex.quote(str(venv / "bin" / "python")))
+            python = shlex.quote(str(venv / "bin" / "python"))
+            command.write_text('#!/bin/sh\nexec %s -m %s "$@"\n' % (python, module))
             command.chmod(0o755)
         (venv / BASE_MARKER).write_text(self.python)
 

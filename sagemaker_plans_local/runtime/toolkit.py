@@ -35,6 +35,7 @@ DISTRIBUTION_FLAGS = (
     "sagemaker_pytorch_ddp_enabled",
     "sagemaker_pytorch_xla_multi_worker_enabled",
     "sagemaker_multi_worker_mirrored_strategy_enabled",
+    "sagemaker_torch_distributed_enabled",
 )
 HOMOGENEOUS = "homogeneousCluster"
 INFO = 20  # logging.INFO, the toolkit's default log level

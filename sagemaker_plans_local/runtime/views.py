@@ -1,10 +1,11 @@
-"""This machine's side of a container's ``/opt/ml`` view: can it be given here, and the command line.
+"""This machine's side of an instance's view: can it be given here, and the command line.
 
 The view itself is set up by :mod:`.namespace`, the program every
-``ContainerEntrypoint`` process starts as. Whether this machine allows it
-(Linux, user namespaces or root) is probed once per process, by running that
-program on a scratch tree; a job that cannot get its view fails before
-anything runs, with :func:`failure_reason`.
+``ContainerEntrypoint`` process (and every process of a multi-instance
+script-mode job) starts as. Whether this machine allows it (Linux, user
+namespaces or root) is probed once per process, by running that program on a
+scratch tree; a container job that cannot get its view fails before anything
+runs, with :func:`failure_reason`; a script-mode job runs without it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _probed: list[str | None] = []  # [the cause, or None when the view works], once
 
 
 def unavailable() -> str | None:
-    """Why a container cannot get its ``/opt/ml`` view on this machine; None when it can."""
+    """Why a process cannot get its view on this machine; None when it can."""
     with _lock:
         if not _probed:
             _probed.append(_probe())
@@ -36,7 +37,7 @@ def _probe() -> str | None:
     if not sys.platform.startswith("linux"):
         return f"mount namespaces need Linux; this is {sys.platform}"
     with tempfile.TemporaryDirectory(prefix="sagemaker-plans-local-probe-") as scratch:
-        done = run_captured([*_program(), "--probe", scratch])
+        done = run_captured([*program(), "--probe", scratch])
     if done.returncode == 0:
         return None
     return done.stdout.strip() or done.stderr.strip() or f"the probe exited with code {done.returncode}"
@@ -51,10 +52,21 @@ def failure_reason(cause: str) -> str:
     )
 
 
-def launcher(opt_ml: Path, cache: Path | None, cwd: str, command: Sequence[str]) -> list[str]:
-    """The command line that runs ``command`` in ``cwd`` with ``opt_ml`` (and ``cache``) in view."""
-    return [*_program(), str(opt_ml), str(cache) if cache is not None else "", cwd, "--", *command]
+def launcher(
+    command: Sequence[str],
+    *,
+    opt_ml: Path | None = None,
+    cache: Path | None = None,
+    cwd: str | None = None,
+    hosts: Path | None = None,
+    hostname: str | None = None,
+) -> list[str]:
+    """The command line that runs ``command`` in its view: each part only when given."""
+    options = {"--opt-ml": opt_ml, "--cache": cache, "--cwd": cwd, "--hosts": hosts, "--hostname": hostname}
+    given = [part for name, value in options.items() if value is not None for part in (name, str(value))]
+    return [*program(), *given, "--", *command]
 
 
-def _program() -> list[str]:
+def program() -> list[str]:
+    """How :mod:`.namespace` is started: this Python, isolated, without site."""
     return [sys.executable, "-I", "-S", namespace.__file__]

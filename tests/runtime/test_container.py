@@ -208,7 +208,19 @@ def test_a_user_without_privileges_gets_the_view_through_a_user_namespace(as_nob
     tree.chmod(0o777)
     script = "id -u; pwd; echo made > /opt/ml/input/made; echo cached > /opt/ml/sagemaker/warmpoolcache/c"
     done = subprocess.run(
-        [*launcher, str(tree), str(cache), "/opt/ml", "--", "/bin/sh", "-c", script],
+        [
+            *launcher,
+            "--opt-ml",
+            str(tree),
+            "--cache",
+            str(cache),
+            "--cwd",
+            "/opt/ml",
+            "--",
+            "/bin/sh",
+            "-c",
+            script,
+        ],
         capture_output=True,
         text=True,
     )
@@ -228,7 +240,7 @@ def test_where_user_namespaces_are_refused_the_cause_is_named(as_nobody):
     )
     assert done.returncode == 1
     assert done.stdout.startswith(
-        "unshare(CLONE_NEWUSER|CLONE_NEWNS): Operation not permitted "
+        "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWUTS): Operation not permitted "
         "(unprivileged user namespaces are disabled or blocked here"
     )
 
@@ -242,7 +254,7 @@ def test_an_existing_opt_ml_is_covered_and_never_written(tmp_path):
     program = f"{sys.executable} -I -S {namespace.__file__}"
     script = (  # inside a private mount namespace: a machine whose /opt/ml holds "theirs"
         "mount -t tmpfs tmpfs /opt && mkdir /opt/ml && echo machine > /opt/ml/theirs && "
-        f"{program} {tree} '' /opt/ml -- /bin/sh -c 'ls /opt/ml; echo job > /opt/ml/written' && "
+        f"{program} --opt-ml {tree} --cwd /opt/ml -- /bin/sh -c 'ls /opt/ml; echo job > /opt/ml/written' && "
         "ls /opt/ml"
     )
     done = subprocess.run(

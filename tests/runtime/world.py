@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import json
 import tarfile
+import tempfile
 import time
 import types
 import zipfile
@@ -177,3 +180,15 @@ def wait_for_line(world: World, stream: str, text: str, timeout: float = 120) ->
             pass
         time.sleep(0.02)
     raise AssertionError(f"{text!r} never appeared in {stream}")
+
+
+@contextlib.contextmanager
+def torch_master_port():
+    """Held while a multi-node torch job runs: its TCPStore listens on port 7777 of *every* address,
+    so two such jobs on one machine (two test workers, two SDK environments) must take turns."""
+    with open(Path(tempfile.gettempdir()) / "sagemaker-plans-local-tests-port-7777.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
