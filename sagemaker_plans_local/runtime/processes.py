@@ -24,8 +24,10 @@ from typing import IO, Callable, Mapping, Sequence
 TAIL_LIMIT = 1024
 #: Longest log event: CloudWatch's 256 KiB less its 26 bytes of per-event overhead.
 MAX_LINE_BYTES = 256 * 1024 - 26
-#: How long the output readers may lag behind the process's exit.
-READER_JOIN_SECONDS = 2.0
+#: How long the output readers may lag behind the process's exit. They end at once when the last
+#: writer is gone (every process of the run is killed first); the bound only matters for a
+#: process that escaped the run, and is long so a loaded machine still logs every line.
+READER_JOIN_SECONDS = 60.0
 
 LineSink = Callable[[str, bool], None]  # (line, from_stderr)
 
