@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable
 
 from sagemaker_plans_local.core.journal import Journal
+from sagemaker_plans_local.durable import snapshot_chunks
 from sagemaker_plans_local.durable.gc_pause import gc_paused
 from sagemaker_plans_local.durable.runs import DurableExecutor, PendingRun
 from sagemaker_plans_local.emulation import Emulation
@@ -41,8 +42,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: The layout of a snapshot; a change makes every older snapshot pass over.
-FORMAT = 1
+#: The layout of a snapshot (``durable/snapshot_chunks.py``); a change makes every older snapshot pass over.
+FORMAT = 2
 _CHUNK = 1 << 20
 
 
@@ -136,11 +137,8 @@ def _dispatch_table() -> dict[type, Callable[[Any], Any]]:
 
 def dumps(emulation: Emulation) -> bytes:
     """The emulation's state as bytes (``PicklingError`` if it cannot be kept now)."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=5)
-    pickler.dispatch_table = _dispatch_table()
-    pickler.dump(emulation)
-    return buffer.getvalue()
+    with gc_paused():  # many objects made (the chunks' memos), no garbage
+        return snapshot_chunks.dump(emulation, _dispatch_table())
 
 
 def digest_of(data: bytes) -> str:
@@ -171,7 +169,7 @@ def load(journal: Journal, root: Path) -> tuple[Emulation, int, list[LateExecuto
                 raise ValueError("its bytes do not match their digest")
         _state.executors = []
         with journal.snapshot_data(mark, seq) as stream, gc_paused():  # many objects, no garbage
-            emulation = pickle.Unpickler(io.BufferedReader(stream, _CHUNK)).load()  # type: ignore[type-var]
+            emulation = snapshot_chunks.load(io.BufferedReader(stream, _CHUNK))  # type: ignore[type-var]
         if not isinstance(emulation, Emulation):
             raise TypeError(f"it holds a {type(emulation).__name__}")
         return emulation, seq, _loading()

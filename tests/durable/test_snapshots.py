@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import Journal
-from sagemaker_plans_local.durable import snapshots, state
+from sagemaker_plans_local.durable import snapshot_chunks, snapshots, state
 from sagemaker_plans_local.protocol import service as protocol_service
 from sagemaker_plans_local.runtime.processes import SUPERVISED
 from tests.conftest import START
@@ -171,6 +171,7 @@ def test_a_snapshot_reopens_to_what_a_full_replay_gives(
     tmp_path_factory, monkeypatch, first, second, tags, wall
 ):
     monkeypatch.setattr(state, "SNAPSHOT_ON_CLOSE", 1)
+    monkeypatch.setattr(snapshot_chunks, "CHUNK_BYTES", 1)  # a chunk per record: every reference crosses
     root = tmp_path_factory.mktemp("root")
     with LocalBackend(root=root, start_time=None if wall else START) as backend:
         _session(backend, [("job", 900), *first], tags)

@@ -21,7 +21,7 @@ from sagemaker_plans_local.core.errors import InUse, InvalidRequest, JobNotFound
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.store import Position, Table
 from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor, RunResult
-from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob, interned
 from sagemaker_plans_local.services.sagemaker.jobs.job_rules import (
     check_create_rules,
     check_keep_alive,
@@ -119,6 +119,7 @@ class TrainingJobs:
     # -- commands ----------------------------------------------------------
     def create(self, spec: dict) -> TrainingJob:
         """Create a job from a validated request; it starts at once (cold or warm)."""
+        spec = interned(spec)
         name = spec["TrainingJobName"]
         arn = sagemaker_arn(self._region, self._account_id, "training-job", name)
         if name in self._jobs:
