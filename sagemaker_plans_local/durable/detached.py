@@ -39,15 +39,24 @@ LOCK = "runner.lock"
 LOG = "runner.log"
 #: Real seconds between two starts of a runner by one backend for a run nobody claimed.
 RESTART_SECONDS = 5.0
-#: What the started interpreter runs: it forks at once (the starter reaps the first process), then
-#: runs the runner from the starter's copy of the package.
+#: What the started interpreter runs: it takes the lock (else exits: a runner is there) and forks;
+#: the first process writes the child's pid into the lock file and exits (the starter reaps it), the
+#: child, holding the lock, runs the runner from the starter's copy of the package.
 BOOT = (
-    "import os, sys\n"
-    "if os.fork():\n"
+    "import fcntl, os, sys\n"
+    f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)\n"
+    "try:\n"
+    "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
+    "except BlockingIOError:\n"
+    "    sys.exit(0)\n"
+    "child = os.fork()\n"
+    "if child:\n"
+    "    os.ftruncate(fd, 0)\n"
+    "    os.pwrite(fd, b'%d\\n' % child, 0)\n"
     "    os._exit(0)\n"
     "sys.path.insert(0, sys.argv[1])\n"
     "from sagemaker_plans_local.durable.runner import main\n"
-    "sys.exit(main(sys.argv[2:]))\n"
+    "sys.exit(main([str(fd), *sys.argv[2:]]))\n"
 )
 _PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
@@ -73,12 +82,6 @@ class RunnerLock:
             os.close(fd)
             return None
         return cls(fd)
-
-    def mark(self) -> None:
-        """Write this process's pid into the lock file (who the runner is)."""
-        assert self._fd is not None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, f"{os.getpid()}\n".encode(), 0)
 
     def release(self) -> None:
         """Let go (idempotent): the next process that needs a runner starts one."""
@@ -116,7 +119,7 @@ def start(root: Path, account_id: str, region: str) -> None:
             stderr=output,
             start_new_session=True,  # not in the group a notebook's kernel is killed with
         )
-    starter.wait()  # it forks and exits at once: its child, the runner, is nobody's child here
+    starter.wait()  # it locks, forks and exits: the lock is held, by a process nobody here waits for
 
 
 def has_work(emulation: Emulation) -> bool:

@@ -1,7 +1,7 @@
 """The detached runner of a root: it owns the runs of jobs that observers created (``durable/detached.py``).
 
-``main([root, account, region])``, in a process started by :func:`.detached.start`:
-take ``DIR/runner.lock`` (else exit: a runner is there), open the root as a
+``main([lock fd, root, account, region])``, in a process started by :func:`.detached.start`
+that holds ``DIR/runner.lock``: open the root as a
 backend that runs code, and loop — replay the journal, apply the changes due on
 the clock, which claims and runs the jobs' code through the normal executor —
 until it has nothing to run (:func:`.detached.has_work`) and either no other
@@ -37,18 +37,16 @@ LOG_LIMIT = 1 << 20
 
 
 def main(argv: list[str]) -> int:
-    """Run the runner of ``argv[0]`` (account ``argv[1]``, home region ``argv[2]``); its exit code."""
-    root, account_id, region = Path(argv[0]), argv[1], argv[2]
-    hold = RunnerLock.take(root)
-    if hold is None:
-        return 0  # another runner owns the root's runs
+    """Run the runner of ``argv[1]`` (account ``argv[2]``, home region ``argv[3]``) holding its lock on
+    the descriptor ``argv[0]``; its exit code."""
+    hold = RunnerLock(int(argv[0]))
+    root, account_id, region = Path(argv[1]), argv[2], argv[3]
     if os.fstat(2).st_size > LOG_LIMIT:  # stderr: the root's runner.log, appended to
         os.ftruncate(2, 0)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s runner %(process)d: %(message)s")
     stopping = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stopping.set())
     try:
-        hold.mark()
         log.info("running the jobs of %s", root)
         serve(root, account_id, region, hold, stopping)
         log.info("exiting")
