@@ -63,7 +63,10 @@ class LocalBackend:
     own SageMaker calls go. ``runs_code=False`` (an observer, such as the
     inspection CLI) never runs a job's code on a durable root: a process that
     does runs it. ``run_job_code=False`` runs no job's code at all: every job is simulated
-    on the clock (a shared server's ``serve --no-run-code``).
+    on the clock (a shared server's ``serve --no-run-code``). ``runner="detached"`` (the SDK's
+    default backend) leaves a durable root's runs to the root's detached runner, a process of
+    its own that outlives this one (docs/durability.md, "A detached runner"); this backend then
+    runs no job's code itself.
     """
 
     def __init__(
@@ -75,7 +78,11 @@ class LocalBackend:
         job_endpoint_url: str | None = None,
         runs_code: bool = True,
         run_job_code: bool = True,
+        runner: str | None = None,
     ) -> None:
+        if runner not in (None, "detached") or (runner and root is None):
+            raise ValueError(f"runner takes None or 'detached' (with a root), not {runner!r}")
+        detach = runner is not None and run_job_code and _detached_runs()
         self.region = region
         self.account_id = account_id
         held = BackendRoot(root)
@@ -84,13 +91,17 @@ class LocalBackend:
         factory = functools.partial(local_executor, endpoint_url=job_endpoint_url) if run_job_code else None
         try:
             self._emulation, self._services, self._durable = open_state(
-                held, account_id, region, start_time, factory, runs_code
+                held, account_id, region, start_time, factory, runs_code and not detach
             )
         except BaseException:
             held.release()
             raise
         emulation = self._emulation
         self._closer = weakref.finalize(self, shut_down, emulation, held, self._durable)
+        if detach and self._durable is not None:
+            from sagemaker_plans_local.durable.detached import attach
+
+            attach(self._durable, account_id, region)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
         self.at_work = emulation.at_work  #: whether a close would cut work short (Emulation.at_work)
 
@@ -338,6 +349,12 @@ class _Holding:
 
     def __call__(self) -> bool:
         return self.enabled()
+
+
+def _detached_runs() -> bool:
+    from sagemaker_plans_local.durable.detached import available
+
+    return available()
 
 
 _SESSION_LOCK = threading.RLock()  # held while the shared client session is first made

@@ -71,6 +71,9 @@ class Settings:
     #: A job whose code runs here (script mode, ``ContainerEntrypoint``) may have at most this
     #: many instances, each one local process; a larger one fails when its code is to start.
     max_instance_processes: int = attrs.field(default=DEFAULT_MAX_INSTANCE_PROCESSES, validator=_count)
+    #: A root's detached runner, with nothing to run, exits after this many real seconds in
+    #: which nothing was journaled (at once when no other process has the root open).
+    runner_idle_seconds: float = 300.0
 
     def service_seconds(self, seconds: float, manual_clock: bool) -> float:
         """How long a simulated service phase of ``seconds`` lasts on this backend's clock."""

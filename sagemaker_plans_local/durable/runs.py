@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor, Run, RunResult
 
@@ -43,6 +43,39 @@ class Runs(Protocol):
     def await_run(self, run: "PendingRun") -> None: ...
 
     def busy_here(self) -> bool: ...
+
+
+class Summoner(Protocol):
+    """Who runs the code of the runs nobody here claims: a detached runner (``durable/detached.py``)."""
+
+    def job_created(self, region: str, job: str) -> None:
+        """A job was created here: its code needs a process that runs it."""
+
+    def run_unclaimed(self) -> None:
+        """An awaited run is claimed by no process yet."""
+
+
+class NoRunner:
+    """No runner: the processes that open the root run the code themselves."""
+
+    def job_created(self, region: str, job: str) -> None:
+        pass
+
+    def run_unclaimed(self) -> None:
+        pass
+
+
+def run_body(region: str, job: str, started: datetime, result: RunResult, at: datetime) -> dict[str, Any]:
+    """A ``run_ended`` journal entry's body."""
+    return {
+        "region": region,
+        "job": job,
+        "started": started.isoformat(),
+        "exit_code": result.exit_code,
+        "duration": result.duration,
+        "failure_reason": result.failure_reason,
+        "at": at.isoformat(),
+    }
 
 
 class PendingRun:

@@ -38,6 +38,8 @@ def _resources_of(params: dict[str, Any]) -> dict[str, Any]:
 
 
 _TAGGING = "resourcegroupstaggingapi"
+#: The call after whose commit a job's code may need a process to run it (``durable/detached.py``).
+CREATES_RUN = ("sagemaker", "CreateTrainingJob")
 #: Calls that may change nothing, by (service, operation): the read that shows all they change, as the
 #: read's params from the call's. A call whose read answers the same before and after is not journaled.
 OBSERVED: dict[tuple[str, str], tuple[str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
@@ -91,7 +93,9 @@ class JournaledService:
                     "call",
                     {"service": self.service.service_name, "region": region, "operation": name, **kept[1]},
                 )
-        return answer
+        if (self.service.service_name, name) == CREATES_RUN and answer.status < 300:
+            self._durable.runner.job_created(region, json.loads(request["body"])["TrainingJobName"])
+        return answer  # after the commit: a runner started now sees the job
 
     def _observe(self, region: str, operation: str, body: Any) -> bytes | None:
         """What the read observing ``operation`` answers now (None: the call is journaled whatever it did)."""

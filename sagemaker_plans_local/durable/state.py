@@ -26,7 +26,14 @@ from sagemaker_plans_local.core.settings import watch
 from sagemaker_plans_local.durable import owners
 from sagemaker_plans_local.durable.gc_pause import gc_paused
 from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
-from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE, DurableExecutor, PendingRun
+from sagemaker_plans_local.durable.runs import (
+    INSTANCE_FAILURE,
+    DurableExecutor,
+    NoRunner,
+    PendingRun,
+    Summoner,
+    run_body,
+)
 from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.services.sagemaker.jobs.execution import RunResult
 
@@ -85,6 +92,7 @@ class Durable:
         self.emulation = emulation
         self.closed = False
         self.runs_code = runs_code
+        self.runner: Summoner = NoRunner()  #: who runs what no process here claims
         self._apply_call = apply_call
         self._owner = owners.Owner(root)
         self._applied = applied  # the entries up to here are in the state (a snapshot's, or replayed)
@@ -234,7 +242,7 @@ class Durable:
         """An owned run ended: journal it for the other processes (not after close: it was killed)."""
         if self.closed:
             return
-        body = _run_body(region, job, started, result, at)
+        body = run_body(region, job, started, result, at)
         with self.emulation.lock, self.journal.writing():
             self.logs.flush()  # the run's last lines before its end
             self.own(self.journal.append(iso(self.emulation.clock.now()), "run_ended", body))
@@ -257,13 +265,15 @@ class Durable:
 
     def _fail_if_orphaned(self, key: tuple[str, str, str]) -> None:
         claim = self.journal.run_owner(*key)
-        if claim is None or claim[1] or owners.alive(self.root, claim[0]):
-            return  # unclaimed (a process that runs code claims it when it gets there), ended, or owned
+        if claim is None:  # a process that runs code claims it when it gets there
+            return self.runner.run_unclaimed()
+        if claim[1] or owners.alive(self.root, claim[0]):
+            return  # ended, or owned
         with self.transaction() as txn:
             if key not in self._pending:  # its end was replayed meanwhile
                 return
             region, job, started = key
-            body = _run_body(region, job, parse(started), RunResult(1, 0.0, INSTANCE_FAILURE), txn.at)
+            body = run_body(region, job, parse(started), RunResult(1, 0.0, INSTANCE_FAILURE), txn.at)
             with self.applying():
                 _apply_run_ended(self, body)
             txn.append("run_ended", body)
@@ -317,18 +327,6 @@ class Durable:
         """Let the root go (after the emulation has stopped its runs)."""
         self._owner.release()
         self.journal.close()
-
-
-def _run_body(region: str, job: str, started: datetime, result: RunResult, at: datetime) -> dict[str, Any]:
-    return {
-        "region": region,
-        "job": job,
-        "started": iso(started),
-        "exit_code": result.exit_code,
-        "duration": result.duration,
-        "failure_reason": result.failure_reason,
-        "at": iso(at),
-    }
 
 
 def _apply_run_ended(durable: Durable, body: dict[str, Any]) -> None:

@@ -66,7 +66,7 @@ def default_backend() -> Backend:
         if _backend is None:
             root = default_backend_root()
             root.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # per-user: private
-            _backend = LocalBackend(root=root)
+            _backend = LocalBackend(root=root, runner="detached")  # jobs outlive the process
         return _backend
 
 

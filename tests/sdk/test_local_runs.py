@@ -1,6 +1,7 @@
 """Real processes on a manual clock: advance waits for them; stop and MaxRuntime end them."""
 
 import io
+import os
 import signal
 import subprocess
 import sys
@@ -10,8 +11,12 @@ from datetime import timedelta
 
 import pytest
 
+from sagemaker_plans_local import LocalBackend
+from sagemaker_plans_local.durable import detached
+from sagemaker_plans_local.durable.runs import INSTANCE_FAILURE
 from sagemaker_plans_local.pytest_plugin import FIXTURE_START
 from sagemaker_plans_local.runtime.processes import SUPERVISED
+from sagemaker_plans_local.sdk.default_backend import default_backend_root
 from tests.runtime.test_orphans import alive, escaper_source, pids_file, read_pids, still_alive  # noqa: F401
 from tests.sdk.test_fit import estimator  # noqa: F401  (shared builder)
 
@@ -88,7 +93,7 @@ FIT_PARENT = textwrap.dedent("""
 
 
 @pytest.mark.skipif(not SUPERVISED, reason="the supervisor needs Linux")
-def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pids_file):  # noqa: F811 (fixture)
+def test_a_fit_outlives_its_killed_parent_and_dies_with_the_runner(tmp_path, pids_file):  # noqa: F811 (fixture)
     source = escaper_source(tmp_path)
     parent = subprocess.Popen(
         [sys.executable, "-c", FIT_PARENT, str(source), str(pids_file)],
@@ -102,4 +107,12 @@ def test_a_parent_killed_mid_fit_leaves_no_training_process_behind(tmp_path, pid
         parent.send_signal(signal.SIGKILL)
         _, stderr = parent.communicate()
     assert parent.returncode == -signal.SIGKILL, stderr.decode()
+    assert all(alive(pid) for pid in pids)  # the root's detached runner runs them, not the parent
+    runner = detached.runner_pid(default_backend_root())
+    assert runner is not None
+    os.kill(runner, signal.SIGKILL)
     assert still_alive(pids) == []
+    with LocalBackend(root=default_backend_root(), runner="detached") as backend:
+        job = backend.client().list_training_jobs()["TrainingJobSummaries"][0]
+        described = backend.client().describe_training_job(TrainingJobName=job["TrainingJobName"])
+        assert (described["TrainingJobStatus"], described["FailureReason"]) == ("Failed", INSTANCE_FAILURE)
