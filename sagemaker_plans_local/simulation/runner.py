@@ -104,8 +104,20 @@ class Run:
             self._advance_to(target)
             while self.queue and self.queue[0][0] <= self.clock.now():
                 self._submit(heapq.heappop(self.queue)[2])
+        self._tell(len(self.workload.jobs) - self.submitted)  # the jobs never submitted are done too
         self.backend.run_until_idle(limit=IDLE_LIMIT)
         return self.out
+
+    def _tell(self, more: int) -> None:
+        """Count ``more`` jobs done; report every 1% (and the last one) to ``progress``."""
+        total = len(self.workload.jobs)
+        self.submitted += more
+        if (
+            self.progress is not None
+            and more
+            and (self.submitted % max(1, total // 100) == 0 or self.submitted == total)
+        ):
+            self.progress(self.submitted, total)
 
     # -- plans -------------------------------------------------------------------------------------
     def _buy(self, plan: PlanSpec) -> None:
@@ -142,6 +154,8 @@ class Run:
     def _submit(self, index: int, run_seconds: int | None = None, on_demand: bool = False) -> None:
         """Create job ``index`` now: on its type's plan unless ``on_demand`` (then as an overflow)."""
         job = self.workload.jobs[index]
+        if not on_demand:
+            self._tell(1)
         run = job.run_seconds if run_seconds is None else run_seconds
         plan = None if on_demand else self.policy.plan_for(job.instance_type)
         plan_arn = None if plan is None else self.out.plans[plan.instance_type]
@@ -165,10 +179,6 @@ class Run:
         self.out.attempts.append(attempt)
         if index in self.dependents or (plan_arn is not None and self.policy.overflow):
             self.watch[name] = attempt
-        if not on_demand:
-            self.submitted += 1
-            if self.progress is not None and self.submitted % max(1, len(self.workload.jobs) // 100) == 0:
-                self.progress(self.submitted, len(self.workload.jobs))
 
     def _request(self, index: int, name: str, run: int, plan_arn: str | None) -> dict[str, Any]:
         job = self.workload.jobs[index]

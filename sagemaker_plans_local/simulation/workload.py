@@ -160,8 +160,14 @@ def from_rows(
         )
         latest[row.name.casefold()] = index
     if problems:
-        raise WorkloadError(source, problems)
+        raise WorkloadError(source, sorted(problems, key=_row_number))
     return Workload(tuple(jobs), origin, source)
+
+
+def _row_number(problem: str) -> int:
+    """The row a problem names (``row N, ...``; 0 for the others), to list problems in row order."""
+    words = problem.split(",")[0].split()
+    return int(words[1]) if len(words) == 2 and words[0] == "row" and words[1].isdigit() else 0
 
 
 def _job_names(rows: list["_Row"]) -> list[str]:
