@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from sagemaker_plans_local.simulation.policies import Policy, PolicyError, PlanSpec, parse_policy, sweep
+from sagemaker_plans_local.simulation.policies import PlanSpec, Policy, PolicyError, parse_policy, sweep
 
 P5 = "ml.p5.48xlarge"
 
