@@ -186,7 +186,7 @@ def policy_result(
 ) -> PolicyResult:
     """The answers of one run: each workload job's record from its attempts' facts."""
     by_job: dict[int, list[AttemptFacts]] = {}
-    for fact in facts:
+    for fact in sorted(facts, key=lambda fact: fact.created):  # read in chunks: back in creation order
         by_job.setdefault(fact.job, []).append(fact)
     reusers = {fact.reused_by.casefold() for fact in facts if fact.reused_by}
     records = tuple(

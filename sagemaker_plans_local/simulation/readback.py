@@ -77,32 +77,48 @@ class Money:
             self.warm_pool += item.amount
 
 
-def read_back(
-    sagemaker: Any, now: datetime, submitted: Submitted, prices: TrainingPrices
-) -> tuple[list[AttemptFacts], list[PlanFacts], Money]:
-    """Every attempt's facts (in creation order), the plans' facts, and the money, read through ``sagemaker``."""
-    money = Money()
-    facts: list[AttemptFacts] = []
-    for chunk in _chunks(submitted.attempts):
-        answers = [sagemaker.describe_training_job(TrainingJobName=attempt.name) for attempt in chunk]
-        report = cost_report(Snapshot(now, tuple(answers), ()), prices)
+class Reader:
+    """Turns describe answers into facts and money, a chunk at a time (``take``), then the rest (``finish``)."""
+
+    def __init__(self, prices: TrainingPrices) -> None:
+        self.prices = prices
+        self.money = Money()
+        self.facts: list[AttemptFacts] = []
+
+    def take(self, pairs: list[tuple[Attempt, dict[str, Any]]], now: datetime) -> None:
+        """The facts of ``pairs`` (attempt, its describe answer), priced by the cost report."""
+        report = cost_report(Snapshot(now, tuple(answer for _, answer in pairs), ()), self.prices)
         costs: dict[str, Decimal] = defaultdict(lambda: ZERO)
         for item in (*report.items, *report.unpriced):
-            money.add(item)
+            self.money.add(item)
             costs[item.resource] += item.amount or ZERO
-        facts += [
-            _facts(attempt, answer, costs[answer["TrainingJobArn"]], now)
-            for attempt, answer in zip(chunk, answers)
+        self.facts += [
+            _facts(attempt, answer, costs[answer["TrainingJobArn"]], now) for attempt, answer in pairs
         ]
-    plans = [
-        _clean(sagemaker.describe_training_plan(TrainingPlanName=arn.rpartition("/")[2]))
-        for arn in submitted.plans.values()
-    ]
-    fees: dict[str, Decimal] = {}
-    for item in cost_report(Snapshot(now, (), tuple(plans)), prices).items:
-        money.add(item)
-        fees[item.resource] = item.amount or ZERO
-    return facts, [_plan_facts(plan, fees.get(plan["TrainingPlanArn"], ZERO)) for plan in plans], money
+
+    def finish(
+        self, sagemaker: Any, now: datetime, submitted: Submitted
+    ) -> tuple[list[AttemptFacts], list[PlanFacts], Money]:
+        """Read every attempt not taken yet (in chunks), then the plans: all the facts, the plans' and the money."""
+        left = [attempt for attempt in submitted.attempts if attempt.name not in submitted.retired]
+        for chunk in _chunks(left):
+            self.take(
+                [
+                    (attempt, sagemaker.describe_training_job(TrainingJobName=attempt.name))
+                    for attempt in chunk
+                ],
+                now,
+            )
+        plans = [
+            _clean(sagemaker.describe_training_plan(TrainingPlanName=arn.rpartition("/")[2]))
+            for arn in submitted.plans.values()
+        ]
+        fees: dict[str, Decimal] = {}
+        for item in cost_report(Snapshot(now, (), tuple(plans)), self.prices).items:
+            self.money.add(item)
+            fees[item.resource] = item.amount or ZERO
+        plan_facts = [_plan_facts(plan, fees.get(plan["TrainingPlanArn"], ZERO)) for plan in plans]
+        return self.facts, plan_facts, self.money
 
 
 def _chunks(attempts: list[Attempt]) -> Iterator[list[Attempt]]:

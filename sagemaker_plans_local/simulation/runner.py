@@ -33,7 +33,13 @@ ENDED = frozenset({"Completed", "Failed", "Stopped"})
 CUTOFF_BOUND = timedelta(hours=1)
 #: Longest a run goes on after the last submission (pools, plans) before it is read back.
 IDLE_LIMIT = timedelta(days=3650)
+#: Every this many submissions, the jobs that have ended for good are read and deleted (a ``Retire``).
+RETIRE_EVERY = 1000
+#: A job is looked at for retiring this long after the earliest it could end (its pool has usually ended).
+RETIRE_LAG = timedelta(hours=2)
 Progress = Callable[[int, int], None]
+#: ``retire(pairs, now)`` takes the describe answers of jobs that will not change any more.
+Retire = Callable[[list[tuple["Attempt", dict[str, Any]]], datetime], None]
 
 
 class SimulationError(RuntimeError):
@@ -60,15 +66,23 @@ class Submitted:
     not_run: dict[int, str] = attrs.Factory(dict)  #: job -> why (its dependency did not complete)
     overflowed: set[int] = attrs.Factory(set)
     plans: dict[str, str] = attrs.Factory(dict)  #: instance type -> plan ARN
+    retired: set[str] = attrs.Factory(set)  #: the attempts already read (and deleted from the backend)
 
 
 class Run:
     """Submits ``workload`` under ``policy`` on ``backend`` (use :func:`submit_all`)."""
 
     def __init__(
-        self, backend: LocalBackend, workload: Workload, policy: Policy, progress: Progress | None
+        self,
+        backend: LocalBackend,
+        workload: Workload,
+        policy: Policy,
+        progress: Progress | None,
+        retire: Retire | None = None,
     ) -> None:
         self.backend, self.workload, self.policy = backend, workload, policy
+        self.retire = retire
+        self.live: list[Attempt] = []  # created, not retired
         self.sm = backend.client()
         self.clock = backend.clock
         self.progress = progress
@@ -107,6 +121,28 @@ class Run:
         self._tell(len(self.workload.jobs) - self.submitted)  # the jobs never submitted are done too
         self.backend.run_until_idle(limit=IDLE_LIMIT)
         return self.out
+
+    def _retire(self) -> None:
+        """Hand the jobs that will not change any more (ended, no pool kept or in use) to ``retire``, then
+        delete them from the backend: its memory follows the jobs alive, not the workload."""
+        now = self.clock.now()
+        kept, done = [], []
+        for attempt in self.live:
+            if attempt.earliest_end + RETIRE_LAG > now or attempt.name in self.watch:
+                kept.append(attempt)
+                continue
+            answer = self.sm.describe_training_job(TrainingJobName=attempt.name)
+            pool = (answer.get("WarmPoolStatus") or {}).get("Status")
+            if answer["TrainingJobStatus"] in ENDED and pool not in ("Available", "InUse"):
+                done.append((attempt, answer))
+            else:
+                kept.append(attempt)
+        self.live = kept
+        if done and self.retire is not None:
+            self.retire(done, now)
+            for attempt, _ in done:
+                self.sm.delete_training_job(TrainingJobName=attempt.name)
+                self.out.retired.add(attempt.name)
 
     def _tell(self, more: int) -> None:
         """Count ``more`` jobs done; report every 1% (and the last one) to ``progress``."""
@@ -156,6 +192,8 @@ class Run:
         job = self.workload.jobs[index]
         if not on_demand:
             self._tell(1)
+            if self.retire is not None and self.submitted % RETIRE_EVERY == 0:
+                self._retire()
         run = job.run_seconds if run_seconds is None else run_seconds
         plan = None if on_demand else self.policy.plan_for(job.instance_type)
         plan_arn = None if plan is None else self.out.plans[plan.instance_type]
@@ -177,6 +215,7 @@ class Run:
             name, index, plan_arn is not None, now, self._earliest_end(index, now, run, plan_arn)
         )
         self.out.attempts.append(attempt)
+        self.live.append(attempt)
         if index in self.dependents or (plan_arn is not None and self.policy.overflow):
             self.watch[name] = attempt
 
@@ -311,11 +350,13 @@ def submit_all(
     policy: Policy,
     capacity: tuple[CapacityBlock, ...] | None = None,
     progress: Progress | None = None,
+    retire: Retire | None = None,
 ) -> tuple[LocalBackend, Submitted]:
-    """A fresh backend that ran ``workload`` under ``policy`` (the caller closes it), and what was submitted."""
+    """A fresh backend that ran ``workload`` under ``policy`` (the caller closes it), and what was submitted;
+    with ``retire``, the jobs that ended for good on the way are handed to it and deleted from the backend."""
     backend = LocalBackend(start_time=workload.start - LEAD, run_job_code=False)
     try:
-        return backend, Run(backend, workload, policy, progress).run(capacity)
+        return backend, Run(backend, workload, policy, progress, retire).run(capacity)
     except BaseException:
         backend.close()
         raise

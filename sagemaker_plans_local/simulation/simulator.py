@@ -22,7 +22,7 @@ from sagemaker_plans_local.inspection.prices import CURRENCY, TrainingPrices
 from sagemaker_plans_local.simulation.answers import PolicyResult, policy_result
 from sagemaker_plans_local.simulation.capacity import CapacityBlock, load_capacity
 from sagemaker_plans_local.simulation.policies import Policy, parse_policy, sweep
-from sagemaker_plans_local.simulation.readback import read_back
+from sagemaker_plans_local.simulation.readback import Reader
 from sagemaker_plans_local.simulation.runner import submit_all
 from sagemaker_plans_local.simulation.workload import Workload, load_workload
 
@@ -42,10 +42,10 @@ def run_policy(
     progress: Callable[[int, int], None] | None = None,
 ) -> PolicyResult:
     """``workload`` under ``policy`` on a fresh backend, read back and priced (``prices``: the environment's)."""
-    prices = TrainingPrices.from_environment() if prices is None else prices
-    backend, submitted = submit_all(workload, policy, capacity, progress)
+    reader = Reader(TrainingPrices.from_environment() if prices is None else prices)
+    backend, submitted = submit_all(workload, policy, capacity, progress, retire=reader.take)
     with backend:
-        facts, plans, money = read_back(backend.client(), backend.clock.now(), submitted, prices)
+        facts, plans, money = reader.finish(backend.client(), backend.clock.now(), submitted)
     return policy_result(policy.label, workload, submitted, facts, plans, money)
 
 

@@ -122,3 +122,30 @@ def test_the_jobs_a_root_holds(tmp_path):
         ("second", 3600, 600),
     ]
     assert workload.start == START
+
+
+def test_retiring_ended_jobs_on_the_way_changes_no_answer(monkeypatch):
+    from sagemaker_plans_local.simulation import runner
+
+    rows = [
+        row(f"j{i}", i * 3 * 3600, 600 + 60 * i, "ml.g5.xlarge", keep_alive_seconds=1800) for i in range(12)
+    ]
+    rows += [row("p", 0, 3600, max_pending_seconds=1800), row("q", 600, 3600, after="j1")]
+    workload = from_rows(rows, start=START)
+    policies = ["as-is", f"plan={P5}:1:24+overflow"]
+    monkeypatch.setattr(runner, "RETIRE_EVERY", 10**9)
+    kept = simulate(workload, policies, capacity=ONE_DAY, workers=1).to_json()
+    retired = []
+    monkeypatch.setattr(runner, "RETIRE_EVERY", 2)
+    monkeypatch.setattr(runner.Run, "_retire", _counting(runner.Run._retire, retired))
+    assert simulate(workload, policies, capacity=ONE_DAY, workers=1).to_json() == kept
+    assert sum(retired) > 10  # most jobs were read and deleted before the end
+
+
+def _counting(retire, counts):
+    def wrapped(self):
+        before = len(self.out.retired)
+        retire(self)
+        counts.append(len(self.out.retired) - before)
+
+    return wrapped
