@@ -1,10 +1,11 @@
 """What if: a week of jobs under four policies, compared (docs/what-if.md).
 
-The workload (examples/data/what_if_jobs.csv): every night a data prep, a 4-hour pretraining on
-2 x ml.p5.48xlarge after it and an evaluation after that; six experiments each afternoon, each asking
-for a 600 s warm pool. The policies: on demand; the workload as written (its warm pools); a
-longer keep-alive; a 48-hour plan of 2 x ml.p5.48xlarge with overflow to on demand. Each policy runs on its own
-fresh backend (one process per policy); the figures are read back through the API and the cost report.
+The workload (examples/what_if_data/jobs.csv, kept out of examples/data: the other examples' training
+data): every night a data prep, a 4-hour pretraining on 2 x ml.p5.48xlarge after it and an evaluation
+after that; six experiments each afternoon, each asking for a 600 s warm pool. The policies: on demand;
+the workload as written (its warm pools); a longer keep-alive; a 48-hour plan of 2 x ml.p5.48xlarge
+with overflow to on demand. Each policy runs on its own fresh backend (one process per policy); the
+figures are read back through the API and the cost report.
 
 Usage: python examples/what_if.py [OUT.png|OUT.svg|OUT.html] (default: what-if.png in the current directory)
 """
@@ -21,7 +22,7 @@ POLICIES = ["on-demand", "as-is", "keep-alive=1800", "plan=ml.p5.48xlarge:2:48+k
 
 def main(argv: list[str]) -> None:
     out = Path(argv[1]) if len(argv) > 1 else Path("what-if.png")
-    simulation = simulate(HERE / "data" / "what_if_jobs.csv", POLICIES)
+    simulation = simulate(HERE / "what_if_data" / "jobs.csv", POLICIES)
     print(
         f"{'policy':<50} {'total':>10} {'plan fees':>10} {'training':>9} {'pools':>7} {'warm':>5} {'p95 wait':>9}"
     )
