@@ -90,6 +90,8 @@ demo-v3: $(STAMP3)
 	$(PY3) examples/warm_pools.py
 	$(PY3) examples/training_plan.py
 	$(PY3) examples/timeline_picture.py
+	mkdir -p $(DEMO_HOME)
+	$(PY3) examples/what_if.py $(DEMO_HOME)/what-if.png
 	$(VENV3)/bin/sagemaker-plans-local reset --yes --root $(DEMO_HOME)/v3/default > /dev/null
 	SAGEMAKER_PLANS_LOCAL_HOME=$(DEMO_HOME)/v3 $(PY3) examples/v3_model_trainer.py
 
@@ -125,7 +127,7 @@ test-v2-all: $(STAMP) $(MPI_STAMP)
 
 bench: $(STAMP) $(STAMP3) $(MPI_STAMP3)
 	$(PY) benchmarks/run.py --skip-train --skip-server --skip-durable --skip-s3-bodies
-	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup --skip-multinode
+	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup --skip-multinode --skip-simulate
 
 clean:
 	rm -rf $(VENV) $(VENV3) $(AWSCLI_VENV) $(NODE_SDK) $(DEMO_HOME) build *.egg-info

@@ -45,6 +45,7 @@ from bench_profile import run_profile  # noqa: E402
 from bench_s3_bodies import run_s3_bodies  # noqa: E402
 from bench_search import run_search  # noqa: E402
 from bench_server import run_server  # noqa: E402
+from bench_simulate import run_simulate  # noqa: E402
 from bench_startup import run_startup  # noqa: E402
 from bench_train import run_train  # noqa: E402
 from bench_workload import LIST_PAGE, OPERATIONS, Moto, Ours, Stubbed  # noqa: E402
@@ -241,6 +242,7 @@ SECTIONS = (
     ("durable", "section 10 (in-process calls on a durable root vs an ephemeral backend; reopening a root)"),
     ("s3-bodies", "section 11 (S3 request bodies over HTTP: server peak RSS; the raw HTTP fuzz)"),
     ("multinode", "section 12 (multi-instance jobs: start-up of 2 and 8 instances vs 1; peak RSS of 8)"),
+    ("simulate", "section 13 (the what-if simulator: 10,000 and 100,000 jobs, a sweep of 8 policies)"),
 )
 
 
@@ -278,6 +280,9 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
             requests=20_000 if quick else 200_000, raw=300 if quick else 3_000
         ),
         "multinode": lambda: run_multinode(repeats=1 if quick else 5),
+        "simulate": lambda: run_simulate(
+            sizes=(200, 600) if quick else (10_000, 100_000), sweep_jobs=40 if quick else 1_000
+        ),
     }
 
 

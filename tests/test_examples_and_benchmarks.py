@@ -25,7 +25,7 @@ def test_warm_pool_example_shows_the_seed_flow(capsys):
 #: The sections whose code differs by SDK major (4: v2's Estimator.fit(); 6: v3's
 #: ModelTrainer.train(); 8: the README's fit() in v2); the others do not import the SDK.
 SDK_SECTIONS = ("fit", "train", "startup")
-SECTIONS = ("throughput", "pools", "search", "lists", "capacity", "server", "multinode", *SDK_SECTIONS)
+SECTIONS = ("throughput", "pools", "search", "lists", "capacity", "server", "multinode", "simulate", *SDK_SECTIONS)
 
 
 def run_quick_benchmarks(*sections):
@@ -48,6 +48,21 @@ def test_benchmark_quick_mode_runs_the_sections_without_the_sdk():
     assert "worst page ratio" in out and "per-job ratio" in out  # section 5
     assert "worst per-block cost" in out  # section 7
     assert "calls/CPU s" in out  # section 9: our server (and moto's, where it can run)
+    assert "sweep of 8 policies" in out and "per-job CPU" in out  # section 12
+
+
+def test_what_if_example_prints_the_comparison_and_draws_it(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(sys, "argv", ["what_if.py", str(tmp_path / "what-if.png")])
+    runpy.run_path(str(ROOT / "examples" / "what_if.py"), run_name="__main__")
+    out = capsys.readouterr().out
+    for policy in (
+        "on-demand",
+        "as-is",
+        "keep-alive=1800",
+        "plan=ml.p5.48xlarge:2:48+keep-alive=600+overflow",
+    ):
+        assert f"\n{policy} " in out
+    assert "cheapest: on-demand" in out and (tmp_path / "what-if.png").stat().st_size > 10_000
 
 
 @pytest.mark.sdk

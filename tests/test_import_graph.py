@@ -29,7 +29,7 @@ LAYERS = (
         "facade",
         lambda m: (
             m in ("backend", "backend_root", "backend_state", "service_registry")
-            or m.startswith(("durable", "inspection"))
+            or m.startswith(("durable", "inspection", "simulation"))
         ),
     ),
     ("transport", lambda m: m.startswith("transport")),

@@ -9,6 +9,7 @@
 - ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``, ``cost``,
   ``timeline --out FILE``: read (or move the clock of) a root, a server or the default backend
   (``cli/inspect_commands.py``, docs/cli.md).
+- ``simulate WORKLOAD --policy ...``: a what-if comparison of policies (``cli/simulate.py``, docs/what-if.md).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from sagemaker_plans_local.cli import simulate
 from sagemaker_plans_local.cli.inspect_commands import register
 from sagemaker_plans_local.server.guard import control_request
 
@@ -71,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
     reset.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     reset.set_defaults(action=_reset)
     register(commands)
+    simulate.register(commands)
     return parser
 
 

@@ -1,0 +1,1 @@
+"""The what-if simulator: a workload under several policies, each on a fresh backend (docs/what-if.md)."""
