@@ -25,7 +25,17 @@ def test_warm_pool_example_shows_the_seed_flow(capsys):
 #: The sections whose code differs by SDK major (4: v2's Estimator.fit(); 6: v3's
 #: ModelTrainer.train(); 8: the README's fit() in v2); the others do not import the SDK.
 SDK_SECTIONS = ("fit", "train", "startup")
-SECTIONS = ("throughput", "pools", "search", "lists", "capacity", "server", "multinode", "simulate", *SDK_SECTIONS)
+SECTIONS = (
+    "throughput",
+    "pools",
+    "search",
+    "lists",
+    "capacity",
+    "server",
+    "multinode",
+    "simulate",
+    *SDK_SECTIONS,
+)
 
 
 def run_quick_benchmarks(*sections):
