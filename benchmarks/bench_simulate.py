@@ -1,4 +1,4 @@
-"""Section 12: the what-if simulator (docs/what-if.md): one policy over 10,000 and 100,000 jobs spread over
+"""Section 13: the what-if simulator (docs/what-if.md): one policy over 10,000 and 100,000 jobs spread over
 30 days, and a sweep of 8 policies over every core.
 
 Each size runs in a fresh child process, so its peak RSS is its own (``ru_maxrss``): CPU seconds (user +
