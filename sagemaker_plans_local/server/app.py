@@ -8,19 +8,21 @@ AWS-shaped 4xx, a bug of ours an ``InternalFailure`` 500.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from http import HTTPStatus
-from typing import Any, Callable, Iterable, Iterator, Mapping, cast
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from werkzeug.datastructures import MultiDict
 from werkzeug.exceptions import ClientDisconnected
-from werkzeug.wrappers import Request, Response
+from werkzeug.wrappers import Response
 
 from sagemaker_plans_local.protocol.answers import Answer, JsonBody
 from sagemaker_plans_local.server import control, guard, payload, routing, s3_routes, signatures
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
+from sagemaker_plans_local.server.wsgi_request import WsgiRequest
 
 log = logging.getLogger(__name__)
 
@@ -55,9 +57,9 @@ class ServerApp:
         self.guard = host_guard or _loopback_guard()
 
     def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
-        request = Request(environ)
+        request = WsgiRequest(environ)
         try:  # who may call: checked before anything is read or acted on
-            refused = self.guard.refusal(cast(Mapping[str, str], request.headers))
+            refused = self.guard.refusal(request.headers)
             response = self.respond(request) if refused is None else _forbidden(request, refused)
         except Exception:  # a bug of ours: still an AWS-shaped answer
             log.exception("internal error answering %s %s", request.method, request.path)
@@ -67,7 +69,7 @@ class ServerApp:
             response = _response(error_answer(routing.guess_family(request.headers), failure))
         return response(environ, start_response)
 
-    def respond(self, request: Request) -> WSGIResponse:
+    def respond(self, request: WsgiRequest) -> WSGIResponse:
         """The answer to one request."""
         if request.path.startswith(control.PREFIX):
             status, document = self._control(request)
@@ -88,9 +90,9 @@ class ServerApp:
         except RouteError as error:
             return _response(error_answer(family, error, head=request.method == "HEAD"))
 
-    def _control(self, request: Request) -> tuple[int, control.Document]:
+    def _control(self, request: WsgiRequest) -> tuple[int, control.Document]:
         """The control API's answer: signed under ``--access-key``, a POST's body JSON and bounded."""
-        headers = cast(Mapping[str, str], request.headers)
+        headers = request.headers
         refused = request.method == "POST" and guard.control_type_refusal(request.content_type)
         if refused:
             return 415, {"error": "UnsupportedMediaType", "message": refused}
@@ -107,10 +109,10 @@ class ServerApp:
                 return 403, {"error": "AccessDenied", "message": refused}
         return control.answer(self.accounts, request.method, request.path, request.args, body)
 
-    def _service_answer(self, request: Request, scope: routing.Scope, family: str) -> Answer:
+    def _service_answer(self, request: WsgiRequest, scope: routing.Scope, family: str) -> Answer:
         backend = self.accounts.backend(scope.account)
         if family == "rest-xml":
-            payload.check_headers(cast(Mapping[str, str], request.headers))
+            payload.check_headers(request.headers)
             signing = self._check_signature(request, scope, family, b"")
             operation_name, request_dict = _s3_request(request)
             if signing is not None:
@@ -130,7 +132,7 @@ class ServerApp:
         return backend.service(scope.service).handle(scope.region, operation_name, request_dict)
 
     def _check_signature(
-        self, request: Request, scope: routing.Scope, family: str, body: bytes
+        self, request: WsgiRequest, scope: routing.Scope, family: str, body: bytes
     ) -> signatures.Signing | None:
         """The verified request's signing (None while signatures are not checked)."""
         if not self.credentials:
@@ -140,7 +142,7 @@ class ServerApp:
             request.host,
             _raw_path(request),
             request.query_string.decode("latin-1"),
-            cast(Mapping[str, str], request.headers),
+            request.headers,
             body,
         )
         return signatures.verify(
@@ -152,7 +154,7 @@ def _loopback_guard() -> guard.Guard:
     return guard.Guard("localhost")
 
 
-def _forbidden(request: Request, message: str) -> WSGIResponse:
+def _forbidden(request: WsgiRequest, message: str) -> WSGIResponse:
     """A request :class:`guard.Guard` refuses: 403, as the control API or the request's protocol answers."""
     if request.path.startswith(control.PREFIX):
         document = {"error": "Forbidden", "message": message}
@@ -162,7 +164,7 @@ def _forbidden(request: Request, message: str) -> WSGIResponse:
     return _response(error_answer(family, error, head=request.method == "HEAD"))
 
 
-def _request_dict(request: Request, body: Any) -> dict:
+def _request_dict(request: WsgiRequest, body: Any) -> dict:
     """The request as botocore hands it to a ``before-call`` handler (its URL as sent)."""
     raw = _raw_uri(request)
     return {
@@ -178,26 +180,33 @@ def _request_dict(request: Request, body: Any) -> dict:
 
 def _headers(environ: Mapping[str, Any]) -> dict[str, str]:
     """The request's headers by their HTTP names (``X-Amz-Target``), as werkzeug names them."""
-    headers = {
-        key[5:].replace("_", "-").title(): value for key, value in environ.items() if key[:5] == "HTTP_"
-    }
+    headers = {}
+    for key, value in environ.items():
+        if key[:5] == "HTTP_":
+            headers[_header_name(key)] = value
     for key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
         if environ.get(key):
-            headers[key.replace("_", "-").title()] = environ[key]
+            headers[_header_name(key)] = environ[key]
     return headers
 
 
-def _raw_path(request: Request) -> str:
+@functools.lru_cache(maxsize=1024)
+def _header_name(key: str) -> str:
+    """An environ key's header name: ``HTTP_X_AMZ_TARGET`` -> ``X-Amz-Target``."""
+    return (key[5:] if key[:5] == "HTTP_" else key).replace("_", "-").title()
+
+
+def _raw_path(request: WsgiRequest) -> str:
     """The path as sent (still percent-encoded)."""
     return _raw_uri(request).split("?", 1)[0]
 
 
-def _raw_uri(request: Request) -> str:
+def _raw_uri(request: WsgiRequest) -> str:
     """The path and query as sent (still percent-encoded)."""
     return request.environ.get("RAW_URI") or request.environ.get("REQUEST_URI") or request.full_path
 
 
-def _s3_request(request: Request) -> tuple[str, dict]:
+def _s3_request(request: WsgiRequest) -> tuple[str, dict]:
     """S3's operation and request, from ``server.s3_routes``."""
     if request.content_length is not None and request.content_length > MAX_STREAM:
         raise refusal("too-large", "rest-xml", f"The body is larger than {MAX_STREAM} bytes.", 400)
@@ -206,7 +215,7 @@ def _s3_request(request: Request) -> tuple[str, dict]:
             request.method,
             request.path,
             MultiDict(request.args),
-            cast(Mapping[str, str], request.headers),
+            request.headers,
             request.host,
             body=request.stream,
         )
@@ -215,7 +224,7 @@ def _s3_request(request: Request) -> tuple[str, dict]:
     return operation_name, request_dict
 
 
-def _read(request: Request, limit: int, family: str) -> bytes:
+def _read(request: WsgiRequest, limit: int, family: str) -> bytes:
     """The whole body, at most ``limit`` bytes (more is a 413 in the family's shape)."""
     too_large = refusal("too-large", family, f"The request body is larger than {limit} bytes.", 413)
     if request.content_length is not None and request.content_length > limit:

@@ -19,8 +19,7 @@ code (``IncompleteSignatureException`` / ``IncompleteSignature``) otherwise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 from urllib.parse import unquote_plus
 
 from sagemaker_plans_local.server.errors import RouteError, refusal
@@ -57,8 +56,7 @@ class Lookup(Protocol):
     def get(self, key: str, /) -> str | None: ...
 
 
-@dataclass(frozen=True)
-class Credential:
+class Credential(NamedTuple):
     """One request's credential. ``kind``: ``header`` or ``query`` (SigV4), ``sigv2``.
 
     ``scope`` is SigV4's ``DATE/REGION/SERVICE/aws4_request`` (empty for SigV2);

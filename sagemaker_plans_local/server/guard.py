@@ -33,6 +33,8 @@ MAX_SKEW_SECONDS = 15 * 60
 FORBIDDEN = {"json": "AccessDeniedException", "query": "AccessDenied", "rest-xml": "AccessDenied"}
 #: The content types a control API POST may have (a browser cannot send them cross-origin unasked).
 JSON_TYPES = ("application/json",)
+#: How many ``Host`` values a guard remembers its verdict on (then it forgets them all).
+HOSTS_KEPT = 1024
 
 _PORT = re.compile(r"^\d{1,5}$")
 _AUTHORIZATION = re.compile(
@@ -79,6 +81,7 @@ class Guard:
         self.any_host = "*" in names
         self._names = frozenset(names)
         self._suffixes = tuple(name[1:] for name in names if name.startswith("*."))
+        self._hosts: dict[str, bool] = {}  # Host value -> allowed (the last HOSTS_KEPT seen)
 
     def allows(self, name: str) -> bool:
         """Whether ``name`` (from :func:`host_name`) is one of the server's names."""
@@ -87,19 +90,28 @@ class Guard:
     def refusal(self, headers: Mapping[str, str]) -> str | None:
         """Why a request with these headers is refused (None: it is not)."""
         host = headers.get("Host")
-        if host is not None:
-            name = host_name(host)
-            if name is None or not self.allows(name):
-                return (
-                    f"The Host header {host!r} is not a name this server was started on "
-                    "(start it with --allowed-host NAME to add one)."
-                )
+        if host is not None and not self._allows_host(host):
+            return (
+                f"The Host header {host!r} is not a name this server was started on "
+                "(start it with --allowed-host NAME to add one)."
+            )
         origin = headers.get("Origin")
         if origin is not None and (host is None or origin.lower() not in _own_origins(host)):
             return f"Cross-origin requests are not served (Origin {origin!r})."
         if (headers.get("Sec-Fetch-Site") or "").lower() in ("cross-site", "same-site"):
             return "Cross-site requests from a browser are not served."
         return None
+
+    def _allows_host(self, host: str) -> bool:
+        """Whether a ``Host`` value names the server (remembered: a client sends the same one)."""
+        allowed = self._hosts.get(host)
+        if allowed is None:
+            name = host_name(host)
+            allowed = name is not None and self.allows(name)
+            if len(self._hosts) >= HOSTS_KEPT:
+                self._hosts.clear()
+            self._hosts[host] = allowed
+        return allowed
 
 
 def _own_origins(host: str) -> tuple[str, str]:

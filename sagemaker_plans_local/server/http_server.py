@@ -21,7 +21,7 @@ from waitress import create_server, wasyncore
 from waitress.channel import HTTPChannel
 from waitress.parser import HTTPRequestParser
 from waitress.server import BaseWSGIServer
-from waitress.task import ErrorTask, ThreadedTaskDispatcher
+from waitress.task import ErrorTask, ThreadedTaskDispatcher, WSGITask
 
 from sagemaker_plans_local.server import app as wsgi_app
 from sagemaker_plans_local.server import control, routing
@@ -128,9 +128,28 @@ class _Headers:
         return self.headers.get(name.upper().replace("-", "_"), default)
 
 
+class _Task(WSGITask):
+    """waitress's task, sending an answer's header with the first piece of its body: waitress sends
+    each on its own, two packets for a small answer, and the client wakes up for each."""
+
+    def write(self, data: bytes) -> None:
+        if self.wrote_header or not data:
+            super().write(data)
+            return
+        channel = self.channel
+        pieces: list[bytes] = []
+        channel.write_soon = pieces.append  # type: ignore[method-assign]  # what write() sends, held
+        try:
+            super().write(data)
+        finally:
+            del channel.write_soon
+        channel.write_soon(b"".join(pieces))
+
+
 class _Channel(HTTPChannel):
     error_task_class = _AwsErrorTask
     parser_class = _Parser
+    task_class = _Task
 
     def send_continue(self) -> None:
         """``100 Continue`` for ``Expect: 100-continue``; waitress marks the request unfinished after it,

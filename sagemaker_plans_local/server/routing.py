@@ -11,6 +11,7 @@ account from its access key id (12 digits: that account; anything else:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
@@ -105,13 +106,21 @@ def scope(headers: Lookup, raw_query: str) -> Scope:
 
 def json_operation(service: str, method: str, target: str | None) -> str:
     """The awsJson operation ``X-Amz-Target`` names (``<targetPrefix>.<Operation>``)."""
-    model = service_model(service)
     if method != "POST":
-        raise RouteError("UnknownOperationException", f"{model.service_id} answers POST only, not {method}.")
+        raise RouteError(
+            "UnknownOperationException",
+            f"{service_model(service).service_id} answers POST only, not {method}.",
+        )
     prefix, _, name = (target or "").partition(".")
-    if prefix != model.metadata["targetPrefix"] or name not in model.operation_names:
+    if prefix != service_model(service).metadata["targetPrefix"] or name not in _operations(service):
         raise RouteError("UnknownOperationException", f"Unknown operation {target!r}.")
     return name
+
+
+@functools.lru_cache(maxsize=None)
+def _operations(service: str) -> frozenset[str]:
+    """The service's operation names (botocore's is a list: a set looks one up at once)."""
+    return frozenset(service_model(service).operation_names)
 
 
 def query_operation(service: str, method: str, body: bytes, args: Mapping[str, str]) -> str:
@@ -125,7 +134,7 @@ def query_operation(service: str, method: str, body: bytes, args: Mapping[str, s
     action = (form.get("Action") or [args.get("Action") or ""])[0]
     if not action:
         raise RouteError("MissingAction", "The request must contain the parameter Action.")
-    if action not in service_model(service).operation_names:
+    if action not in _operations(service):
         raise RouteError("InvalidAction", f"The action {action} is not valid for this web service.")
     return action
 
