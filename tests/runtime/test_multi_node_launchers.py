@@ -32,7 +32,7 @@ def test_an_mpi_job_runs_mpirun_on_the_leader_over_every_instance(world):
     lines = world.lines(leader)  # every rank's output reaches the leader's mpirun, tagged
     assert all(any(f"rank-{r}-of-4" in line for line in lines) for r in range(4)), lines
     found = tagged(world, leader, "mpi")
-    assert len(found) == 1, lines
+    assert len(found) == 1, "\n".join(lines)
     (ranks,) = found
     assert [(r["rank"], r["sum"], r["host"]) for r in ranks] == [
         (0, 10, "algo-1"), (1, 10, "algo-1"), (2, 10, "algo-2"), (3, 10, "algo-2")
