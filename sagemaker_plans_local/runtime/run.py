@@ -152,8 +152,9 @@ class LocalRun:
 
     def _execute(self) -> RunResult:
         cap = self.executor.settings.max_instance_processes
-        if len(self.hosts) > cap:  # before any thread, directory or process of an instance
-            return RunResult(SETUP_EXIT_CODE, self._since_start(), over_cap_reason(cap, len(self.hosts)))
+        count, per_host = launchers.processes_of(self.facts.spec, len(self.hosts))
+        if count > cap:  # before any thread, directory or process of an instance
+            return RunResult(SETUP_EXIT_CODE, self._since_start(), over_cap_reason(cap, count, per_host))
         if container_command(self.facts.spec) is not None:
             cause = views.unavailable()
             if cause is not None:
