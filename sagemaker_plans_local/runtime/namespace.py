@@ -139,22 +139,39 @@ def mount_points(path: str) -> set[str]:
 
 def _placeholders(directory: int, into: str, only: set[str] | None = None) -> list[str]:
     """For each entry of the open ``directory`` (of ``only``, when given): one of the same kind in
-    ``into`` (a symlink copied); the names of those left to bind."""
+    ``into`` (a symlink copied); the names of those left to bind. An entry removed meanwhile
+    (another job's ``/tmp`` files) is left out."""
     binds = []
     for name in os.listdir(directory):
         if only is not None and name not in only:
             continue
-        mode, target = os.lstat(name, dir_fd=directory).st_mode, os.path.join(into, name)
-        if stat.S_ISLNK(mode):
-            if not os.path.lexists(target):
-                os.symlink(os.readlink(name, dir_fd=directory), target)
+        try:
+            if _placeholder(directory, name, os.path.join(into, name)):
+                binds.append(name)
+        except FileNotFoundError:
             continue
-        if stat.S_ISDIR(mode):
-            os.makedirs(target, exist_ok=True)
-        elif not os.path.lexists(target):
-            open(target, "w").close()
-        binds.append(name)
     return binds
+
+
+def _placeholder(directory: int, name: str, target: str) -> bool:
+    """``target`` made like ``name`` (a symlink copied); whether it is left to bind."""
+    mode = os.lstat(name, dir_fd=directory).st_mode
+    if stat.S_ISLNK(mode):
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(name, dir_fd=directory), target)
+        return False
+    if stat.S_ISDIR(mode):
+        os.makedirs(target, exist_ok=True)
+    elif not os.path.lexists(target):
+        open(target, "w").close()
+    return True
+
+
+def _bind_back(source: str, target: str) -> None:
+    """Bind an original entry back; one removed meanwhile (another job's ``/tmp`` files) is left out."""
+    result = _libc().mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None)
+    if result != 0 and ctypes.get_errno() != errno.ENOENT:
+        _call(result, f"mount {source} on {target}")
 
 
 def _replace_dir(path: str, source: str | None, only: set[str] | None = None) -> None:
@@ -170,7 +187,7 @@ def _replace_dir(path: str, source: str | None, only: set[str] | None = None) ->
         if source is not None:
             _bind(source, path)
         for name in binds:
-            _bind(f"/proc/self/fd/{original}/{name}", os.path.join(path, name))
+            _bind_back(f"/proc/self/fd/{original}/{name}", os.path.join(path, name))
     finally:
         os.close(original)
 

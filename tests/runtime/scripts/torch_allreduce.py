@@ -3,6 +3,7 @@
 import json
 import os
 import socket
+import sys
 
 import torch
 import torch.distributed as dist
@@ -14,7 +15,8 @@ dist.all_reduce(value)
 names = [None] * size
 dist.all_gather_object(names, socket.gethostname())
 line = {"rank": rank, "size": size, "sum": value.item(), "hosts": names, "master": os.environ["MASTER_ADDR"]}
-print("torch", json.dumps(line, sort_keys=True), flush=True)
+sys.stdout.write(f"torch {json.dumps(line, sort_keys=True)}\n")  # one write: ranks share the pipe
+sys.stdout.flush()
 if rank == 0 and "SM_MODEL_DIR" in os.environ:
     with open(os.path.join(os.environ["SM_MODEL_DIR"], "torch.json"), "w") as out:
         json.dump(line, out)
