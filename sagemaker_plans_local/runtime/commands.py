@@ -15,7 +15,7 @@ from typing import Callable, Protocol
 
 import attrs
 
-from sagemaker_plans_local.runtime import launchers, views
+from sagemaker_plans_local.runtime import launchers, systems, views
 from sagemaker_plans_local.runtime.contract import CONTAINER_CWD, InstanceContract
 from sagemaker_plans_local.runtime.environments import REQUIREMENTS, VirtualEnvironments, activated
 
@@ -44,6 +44,11 @@ class Network:
     agent: Path
     viewed: bool
 
+    @property
+    def base(self) -> Path:
+        """The run's directory (the instances' directories are in it)."""
+        return self.hosts.parent
+
 
 @attrs.frozen
 class Command:
@@ -66,7 +71,9 @@ def command_of(
     tree, venv = contract.tree, home / VENV
     if contract.command is not None:
         executor.environments.ensure(venv)
-        env = activated(executor.container_environment(contract), venv)
+        system = systems.System(tree.system)
+        system.prepare()
+        env = systems.environment(executor.container_environment(contract), network.base)
         argv = views.launcher(
             contract.command,
             opt_ml=tree.opt_ml,
@@ -74,8 +81,9 @@ def command_of(
             cwd=CONTAINER_CWD,
             hosts=network.hosts,
             hostname=contract.host.name,
+            system=system,
         )
-        return Command(argv, env)
+        return Command(argv, activated(env, venv))
     env, python = executor.script_environment(contract), executor.python
     requirements = tree.code / REQUIREMENTS
     if requirements.is_file():

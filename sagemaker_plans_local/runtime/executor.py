@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from sagemaker_plans_local.core.settings import Settings
+from sagemaker_plans_local.runtime import systems
 from sagemaker_plans_local.runtime.contract import InstanceContract, JobFacts, runnable
 from sagemaker_plans_local.runtime.environments import VirtualEnvironments
 from sagemaker_plans_local.runtime.network import AddressBlocks
@@ -101,8 +102,8 @@ class LocalExecutor:
         env = contract.container_environment(os.environ)
         env.update(self.job_environment)
         inherited = [env["PYTHONPATH"]] if env.get("PYTHONPATH") else []
-        if self.job_python_path or inherited:
-            env["PYTHONPATH"] = os.pathsep.join([*self.job_python_path, *inherited])
+        site = str(systems.INSTANCE_SITE)  # after the bootstrap, whose sitecustomize chains to it
+        env["PYTHONPATH"] = os.pathsep.join([*self.job_python_path, site, *inherited])
         return env
 
     def ended(self, job: "TrainingJob", started: datetime, result: RunResult, at: datetime) -> None:

@@ -52,11 +52,15 @@ def limit_reason(text: str) -> str:
     return text if len(text) <= REASON_LIMIT else text[: REASON_LIMIT - 3] + "..."
 
 
-def over_cap_reason(cap: int, count: int) -> str:
-    """The FailureReason of a job with more instances than local processes may run for it."""
+def over_cap_reason(cap: int, count: int, per_host: int = 1) -> str:
+    """The FailureReason of a job whose instances (× a launcher's processes per host, when more
+    than one) are more than the local processes that may run for it."""
+    asks = (
+        f"{count} ({count // per_host} instances x {per_host} processes per host)" if per_host > 1 else count
+    )
     return (
         f"ClientError: The local runtime runs at most {cap} local instance processes per job "
-        f"(setting max_instance_processes); this job asks for {count}. Raise the setting "
+        f"(setting max_instance_processes); this job asks for {asks}. Raise the setting "
         "(backend.settings.max_instance_processes, or POST /_sagemaker_plans_local/settings) "
         'or use fewer instances; see docs/local-runtime.md, "Instances".'
     )

@@ -31,6 +31,7 @@ from typing import Mapping
 import attrs
 
 from sagemaker_plans_local.runtime.network import LOOPBACK_INTERFACE
+from sagemaker_plans_local.runtime.toolkit import decode, script_mode
 
 PROCESS, TORCH_DISTRIBUTED, MPI, SMDATAPARALLEL = "Process", "TorchDistributed", "MPI", "SMDataParallel"
 #: The toolkit's runner flags, in the order it tests them.
@@ -104,6 +105,19 @@ def _nccl(training_env: Mapping) -> dict[str, str]:
 def processes_per_host(training_env: Mapping) -> int:
     """``sagemaker_mpi_num_of_processes_per_host``, else one per GPU (none here): 1."""
     return int(training_env["additional_framework_parameters"].get(PROCESSES_PER_HOST) or 1)
+
+
+def processes_of(spec: Mapping, host_count: int) -> tuple[int, int]:
+    """``(processes, per host)`` a script-mode job's launchers start: ``per host × hosts`` with a
+    distributed launcher (MPI: ``sagemaker_mpi_num_processes`` when given), else one per host."""
+    hps = {name: decode(value) for name, value in (spec.get("HyperParameters") or {}).items()}
+    runner = next((runner for flag, runner in RUNNER_FLAGS if hps.get(flag)), PROCESS)
+    if runner == PROCESS or script_mode(spec) is None:
+        return host_count, 1
+    per_host = int(hps.get(PROCESSES_PER_HOST) or 1)
+    if runner == MPI and hps.get(NUM_PROCESSES):
+        return int(hps[NUM_PROCESSES]), 1
+    return per_host * host_count, per_host
 
 
 def torchrun(training_env: Mapping, python: str, script: list[str]) -> list[str]:

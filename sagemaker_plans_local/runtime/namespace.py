@@ -1,7 +1,8 @@
 """Gives a command its instance's view: ``/opt/ml``, the instances' names, its hostname.
 
 Run as ``python -I -S namespace.py [--opt-ml DIR] [--cache DIR] [--hosts FILE]
-[--hostname NAME] [--cwd DIR] -- <command...>`` (standard library only). On Linux it:
+[--hostname NAME] [--tmp DIR [--nested yes]] [--environment FILE] [--sshd FILE] [--cwd DIR] -- <command...>``
+(standard library only). On Linux it:
 
 1. unshares a mount namespace (and a UTS namespace for ``--hostname``) — with a
    user namespace first when not root (``CLONE_NEWUSER``), mapping uid/gid 0
@@ -13,6 +14,11 @@ Run as ``python -I -S namespace.py [--opt-ml DIR] [--cache DIR] [--hosts FILE]
    ``/opt`` entry is bound back (the real ``/opt`` is never written);
 4. bind-mounts the warm-pool cache onto ``/opt/ml/sagemaker/warmpoolcache``,
    and the run's hosts file onto ``/etc/hosts`` (so ``algo-<i>`` resolve);
+4b. (a container's instance) bind-mounts its own directory onto ``/tmp`` (every
+   original ``/tmp`` entry bound back into it, so paths under ``/tmp`` still
+   resolve), its own file onto ``/etc/environment`` and its ``sshd`` stand-in
+   onto ``/usr/sbin/sshd`` (over a tmpfs holding ``/usr/sbin``'s entries when
+   the machine has none);
 5. sets the hostname (``algo-<i>``), changes to ``cwd`` and execs the command.
    Mounts made before ``exec`` stay; the user namespace's capabilities do not
    reach other namespaces.
@@ -27,6 +33,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
+import re
 import signal
 import stat
 import sys
@@ -42,7 +49,20 @@ OPT = "/opt"
 OPT_ML = "/opt/ml"
 WARM_POOL_CACHE = "/opt/ml/sagemaker/warmpoolcache"
 ETC_HOSTS = "/etc/hosts"
-OPTIONS = ("--opt-ml", "--cache", "--hosts", "--hostname", "--cwd")
+TMP = "/tmp"
+ETC_ENVIRONMENT = "/etc/environment"
+SSHD = "/usr/sbin/sshd"
+OPTIONS = (
+    "--opt-ml",
+    "--cache",
+    "--hosts",
+    "--hostname",
+    "--tmp",
+    "--environment",
+    "--sshd",
+    "--nested",
+    "--cwd",
+)
 #: Exit code when the view cannot be set up (as ``docker run`` exits 125 when it fails itself).
 SETUP_FAILED = 125
 #: What every set-up failure message starts with.
@@ -109,38 +129,110 @@ def _bind(source: str, target: str) -> None:
     mount(source, target, None, MS_BIND | MS_REC)
 
 
-def _opt_without_ml() -> None:
-    """A tmpfs on ``/opt`` holding every original ``/opt`` entry (bound back) and an empty ``ml``."""
-    if not os.path.isdir(OPT):
-        raise ViewError("this machine has neither /opt/ml nor /opt to mount it in")
-    original = os.open(OPT, os.O_RDONLY | os.O_DIRECTORY)
+def mount_points(path: str) -> set[str]:
+    """Names of the entries of ``path`` that are mount points (``/proc/self/mountinfo``)."""
+    with open("/proc/self/mountinfo") as info:
+        points = [line.split()[4] for line in info]
+    decoded = [re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), p) for p in points]
+    return {os.path.basename(p) for p in decoded if os.path.dirname(p) == path}
+
+
+def _placeholders(directory: int, into: str, only: set[str] | None = None) -> list[str]:
+    """For each entry of the open ``directory`` (of ``only``, when given): one of the same kind in
+    ``into`` (a symlink copied); the names of those left to bind. An entry removed meanwhile
+    (another job's ``/tmp`` files) is left out."""
+    binds = []
+    for name in os.listdir(directory):
+        if only is not None and name not in only:
+            continue
+        try:
+            if _placeholder(directory, name, os.path.join(into, name)):
+                binds.append(name)
+        except FileNotFoundError:
+            continue
+    return binds
+
+
+def _placeholder(directory: int, name: str, target: str) -> bool:
+    """``target`` made like ``name`` (a symlink copied); whether it is left to bind."""
+    mode = os.lstat(name, dir_fd=directory).st_mode
+    if stat.S_ISLNK(mode):
+        if not os.path.lexists(target):
+            os.symlink(os.readlink(name, dir_fd=directory), target)
+        return False
+    if stat.S_ISDIR(mode):
+        os.makedirs(target, exist_ok=True)
+    elif not os.path.lexists(target):
+        open(target, "w").close()
+    return True
+
+
+def _bind_back(source: str, target: str) -> None:
+    """Bind an original entry back; one removed meanwhile (another job's ``/tmp`` files) is left out."""
+    result = _libc().mount(source.encode(), target.encode(), None, MS_BIND | MS_REC, None)
+    if result != 0 and ctypes.get_errno() != errno.ENOENT:
+        _call(result, f"mount {source} on {target}")
+
+
+def _replace_dir(path: str, source: str | None, only: set[str] | None = None) -> None:
+    """``path`` shows ``source`` (a fresh tmpfs when None) with ``path``'s original entries (those
+    in ``only``, when given) bound back into it."""
+    if not os.path.isdir(path):
+        raise ViewError(f"this machine has no {path} directory")
+    original = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        names = os.listdir(original)
-        mount("tmpfs", OPT, "tmpfs", 0, "mode=755")
-        for name in names:
-            source, target = f"/proc/self/fd/{original}/{name}", os.path.join(OPT, name)
-            mode = os.lstat(name, dir_fd=original).st_mode
-            if stat.S_ISLNK(mode):
-                os.symlink(os.readlink(name, dir_fd=original), target)
-                continue
-            if stat.S_ISDIR(mode):
-                os.mkdir(target)
-            else:
-                open(target, "w").close()
-            _bind(source, target)
-        os.mkdir(OPT_ML)
+        if source is None:
+            mount("tmpfs", path, "tmpfs", 0, "mode=755")
+        binds = _placeholders(original, source or path, only)
+        if source is not None:
+            _bind(source, path)
+        for name in binds:
+            _bind_back(f"/proc/self/fd/{original}/{name}", os.path.join(path, name))
     finally:
         os.close(original)
 
 
+def _opt_without_ml() -> None:
+    """A tmpfs on ``/opt`` holding every original ``/opt`` entry (bound back) and an empty ``ml``."""
+    if not os.path.isdir(OPT):
+        raise ViewError("this machine has neither /opt/ml nor /opt to mount it in")
+    _replace_dir(OPT, None)
+    os.mkdir(OPT_ML)
+
+
+def _sshd(program: str) -> None:
+    """``program`` at ``/usr/sbin/sshd``: over the machine's, else in a tmpfs copy of ``/usr/sbin``."""
+    if not os.path.exists(SSHD):
+        _replace_dir(os.path.dirname(SSHD), None)
+        open(SSHD, "w").close()
+    mount(program, SSHD, None, MS_BIND)
+
+
+def _system(tmp: str | None, environment: str | None, sshd: str | None, nested: bool = False) -> None:
+    """A container instance's own ``/tmp``, ``/etc/environment`` and ``sshd``; each only when given.
+    ``nested``: started inside another instance's view, whose own ``/tmp`` files are not bound
+    (only the machine's entries, its mount points)."""
+    if tmp:
+        _replace_dir(TMP, tmp, mount_points(TMP) if nested else None)
+    if environment and os.path.isfile(ETC_ENVIRONMENT):
+        mount(environment, ETC_ENVIRONMENT, None, MS_BIND)
+    if sshd:
+        _sshd(sshd)
+
+
 def enter(
-    opt_ml: str | None, cache: str | None = None, hosts: str | None = None, hostname: str | None = None
+    opt_ml: str | None,
+    cache: str | None = None,
+    hosts: str | None = None,
+    hostname: str | None = None,
+    system: tuple[str | None, str | None, str | None, bool] = (None, None, None, False),
 ) -> None:
     """This process sees ``opt_ml`` at ``/opt/ml`` (``cache`` at the warm-pool cache), ``hosts``
-    at ``/etc/hosts``, and has ``hostname`` as its name; each part only when given."""
+    at ``/etc/hosts``, ``system`` (tmp, environment, sshd: :func:`_system`), and has ``hostname``
+    as its name; each part only when given."""
     if not sys.platform.startswith("linux"):
         raise ViewError(f"mount namespaces need Linux; this is {sys.platform}")
-    mounts = bool(opt_ml or hosts)
+    mounts = bool(opt_ml or hosts or any(system[:3]))
     flags = (CLONE_NEWNS if mounts else 0) | (CLONE_NEWUTS if hostname else 0)
     if not flags:
         return
@@ -158,6 +250,7 @@ def enter(
         if not os.path.isfile(ETC_HOSTS):
             raise ViewError(f"this machine has no {ETC_HOSTS} file to show the instances' names in")
         mount(hosts, ETC_HOSTS, None, MS_BIND)
+    _system(*system)
     if hostname:
         name = hostname.encode()
         _call(_libc().sethostname(name, len(name)), f"sethostname {hostname}")
@@ -199,8 +292,14 @@ def main(argv: list[str]) -> int:
     options, command = parse(argv)
     parent = os.getppid()
     try:
+        nested = options.get("--nested") == "yes"
+        system = (options.get("--tmp"), options.get("--environment"), options.get("--sshd"), nested)
         enter(
-            options.get("--opt-ml"), options.get("--cache"), options.get("--hosts"), options.get("--hostname")
+            options.get("--opt-ml"),
+            options.get("--cache"),
+            options.get("--hosts"),
+            options.get("--hostname"),
+            system,
         )
         if "--cwd" in options:
             os.chdir(options["--cwd"])

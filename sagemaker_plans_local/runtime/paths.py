@@ -108,12 +108,17 @@ class InstanceTree:
     def scratch(self) -> Path:
         return self.root / "scratch"
 
+    @property
+    def system(self) -> Path:
+        """A container instance's own system files (``runtime/systems.py``)."""
+        return self.root / "system"
+
     def channel(self, name: str) -> Path:
         return self.input_data / name
 
     def reset(self) -> None:
         """A fresh ``/opt/ml`` and scratch space, as a reused warm-pool instance gets."""
-        for stale in (self.opt_ml, self.scratch):
+        for stale in (self.opt_ml, self.scratch, self.system):
             if stale.exists():
                 shutil.rmtree(stale)
         for directory in (

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sagemaker_plans_local.core.settings import Settings
-from sagemaker_plans_local.runtime import launchers, views
+from sagemaker_plans_local.runtime import launchers, systems, views
 from sagemaker_plans_local.runtime.commands import Environments, Installer, Network, command_of
 from sagemaker_plans_local.runtime.contract import (
     Host,
@@ -152,8 +152,9 @@ class LocalRun:
 
     def _execute(self) -> RunResult:
         cap = self.executor.settings.max_instance_processes
-        if len(self.hosts) > cap:  # before any thread, directory or process of an instance
-            return RunResult(SETUP_EXIT_CODE, self._since_start(), over_cap_reason(cap, len(self.hosts)))
+        count, per_host = launchers.processes_of(self.facts.spec, len(self.hosts))
+        if count > cap:  # before any thread, directory or process of an instance
+            return RunResult(SETUP_EXIT_CODE, self._since_start(), over_cap_reason(cap, count, per_host))
         if container_command(self.facts.spec) is not None:
             cause = views.unavailable()
             if cause is not None:
@@ -173,6 +174,8 @@ class LocalRun:
         viewed = views.unavailable() is None
         agent.write_text(launchers.agent_script(views.program() if viewed else None))
         agent.chmod(0o755)
+        if container_command(self.facts.spec) is not None:
+            systems.write_shell(base)
         return Network(hosts, agent, viewed)
 
     def _on_network(self, base: Path, network: Network) -> RunResult:

@@ -14,7 +14,7 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from sagemaker_plans_local.runtime import namespace
 from sagemaker_plans_local.runtime.processes import run_captured
@@ -60,9 +60,13 @@ def launcher(
     cwd: str | None = None,
     hosts: Path | None = None,
     hostname: str | None = None,
+    system: Any = None,
 ) -> list[str]:
-    """The command line that runs ``command`` in its view: each part only when given."""
+    """The command line that runs ``command`` in its view: each part only when given (``system``:
+    a container instance's :class:`~.systems.System`)."""
     options = {"--opt-ml": opt_ml, "--cache": cache, "--cwd": cwd, "--hosts": hosts, "--hostname": hostname}
+    if system is not None:
+        options.update({"--tmp": system.tmp, "--environment": system.environment, "--sshd": system.sshd})
     given = [part for name, value in options.items() if value is not None for part in (name, str(value))]
     return [*program(), *given, "--", *command]
 

@@ -12,13 +12,14 @@ from hypothesis import strategies as st
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.settings import DEFAULT_MAX_INSTANCE_PROCESSES, Settings
 from sagemaker_plans_local.runtime.instances import SETUP_EXIT_CODE
+from sagemaker_plans_local.runtime.launchers import processes_of
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.conftest import create_request
 from tests.runtime.world import SCRIPTS, World
 from tests.server.clients import control
 
 
-def over_cap(cap: int, count: int) -> str:
+def over_cap(cap: int, count: int | str) -> str:
     return (
         f"ClientError: The local runtime runs at most {cap} local instance processes per job "
         f"(setting max_instance_processes); this job asks for {count}. Raise the setting "
@@ -48,6 +49,38 @@ def test_a_job_above_the_cap_fails_before_any_process_or_thread(world):
     assert marked == []  # no instance process ran
     assert not (world.executor.root / "instances" / "jobs" / "wide").exists()  # nor was any prepared
     assert threading.active_count() <= before
+
+
+@pytest.mark.parametrize(
+    "hyperparameters",
+    [
+        {"sagemaker_mpi_enabled": True, "sagemaker_mpi_num_of_processes_per_host": 3},
+        {"sagemaker_torch_distributed_enabled": True, "sagemaker_mpi_num_of_processes_per_host": 3},
+        {"sagemaker_pytorch_ddp_enabled": True, "sagemaker_mpi_num_of_processes_per_host": 3},
+    ],
+)
+def test_a_launchers_processes_per_host_count_against_the_cap(world, hyperparameters):
+    world.executor.settings.max_instance_processes = 5
+    job = world.job("per-host", "marker.py", count=2, hyperparameters=hyperparameters)
+    _, result = world.run(job, timeout=120)
+    asks = "6 (2 instances x 3 processes per host)"
+    assert (result.exit_code, result.failure_reason) == (SETUP_EXIT_CODE, over_cap(5, asks))
+    assert not (world.executor.root / "instances" / "jobs" / "per-host").exists()
+
+
+def test_what_the_launchers_start_is_counted_as_the_toolkit_starts_it():
+    def spec(**hps):
+        hps = {"sagemaker_program": "t.py", "sagemaker_submit_directory": "s3://b/s", **hps}
+        return {"HyperParameters": {k: json.dumps(v) for k, v in hps.items()}}
+
+    per_host = {"sagemaker_mpi_num_of_processes_per_host": 4}
+    assert processes_of(spec(**per_host), 3) == (3, 1)  # no launcher: the entry point per instance
+    assert processes_of(spec(sagemaker_torch_distributed_enabled=True, **per_host), 3) == (12, 4)
+    assert processes_of(spec(sagemaker_mpi_enabled=True), 3) == (3, 1)
+    mpi = spec(sagemaker_mpi_enabled=True, sagemaker_mpi_num_processes=5, **per_host)
+    assert processes_of(mpi, 3) == (5, 1)  # -np as given
+    container = {"HyperParameters": {"sagemaker_mpi_enabled": "true"}}
+    assert processes_of(container, 2) == (2, 1)  # a container's driver decides: its instances
 
 
 def test_a_job_at_the_cap_runs_every_instance(world):

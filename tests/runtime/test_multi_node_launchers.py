@@ -67,6 +67,23 @@ def test_a_torch_distributed_job_all_reduces_over_gloo_across_instances(world):
     assert ranks[0]["hosts"] == ["algo-1", "algo-1", "algo-2", "algo-2"]
 
 
+def test_a_four_instance_torchrun_job_all_reduces_across_all_of_them(world):
+    job = world.job(
+        "torchrun4",
+        "torch_allreduce.py",
+        count=4,
+        hyperparameters={"sagemaker_torch_distributed_enabled": True},
+    )
+    with torch_master_port():
+        run, result = world.run(job, timeout=600)
+    assert result.exit_code == 0, result.failure_reason
+    ranks = sorted(
+        (r for stream in run.streams for r in tagged(world, stream, "torch")), key=lambda r: r["rank"]
+    )
+    assert [(r["rank"], r["size"], r["sum"]) for r in ranks] == [(i, 4, 10.0) for i in range(4)]
+    assert ranks[0]["hosts"] == ["algo-1", "algo-2", "algo-3", "algo-4"]
+
+
 # -- the commands, as the toolkit builds them ----------------------------------------------------
 def training_env(host="algo-2", params=None, hosts=("algo-1", "algo-2")) -> dict:
     return {

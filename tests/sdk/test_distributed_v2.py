@@ -60,3 +60,11 @@ def test_mpi_runs_processes_per_host_over_two_instances(sagemaker_session, tmp_p
         (2, 10, "algo-2"),
         (3, 10, "algo-2"),
     ]
+
+
+def test_pytorchddp_runs_the_smdataparallel_mpirun_over_two_instances(sagemaker_session, tmp_path):
+    """``pytorchddp``: the SMDataParallel runner's mpirun (no smddprun) spans both instances (mpi4py ranks)."""
+    job = pytorch(sagemaker_session, tmp_path, "mpi_allreduce.py", {"pytorchddp": {"enabled": True}})
+    job.fit(job_name="v2-pytorchddp", logs=False)
+    seen = model_file(sagemaker_session, job.model_data, "mpi.json")
+    assert [(r["rank"], r["sum"], r["host"]) for r in seen] == [(0, 3, "algo-1"), (1, 3, "algo-2")]

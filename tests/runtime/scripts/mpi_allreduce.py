@@ -13,9 +13,7 @@ seen = comm.gather({"rank": comm.Get_rank(), "sum": total, "host": socket.gethos
 sys.stdout.write(f"rank-{comm.Get_rank()}-of-{comm.Get_size()}\n")
 sys.stdout.flush()
 if comm.Get_rank() == 0:
-    # one write: unbuffered, print() writes "mpi" and the JSON apart, and mpirun tags each piece
-    # as a line of its own when another rank's line comes between them (as on SageMaker)
-    sys.stdout.write(f"mpi {json.dumps(seen, sort_keys=True)}\n")
+    sys.stdout.write(f"mpi {json.dumps(seen, sort_keys=True)}\n")  # one write: no other rank's text inside
     sys.stdout.flush()
     with open(os.path.join(os.environ["SM_MODEL_DIR"], "mpi.json"), "w") as out:
         json.dump(seen, out)

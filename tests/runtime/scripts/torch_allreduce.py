@@ -15,8 +15,7 @@ dist.all_reduce(value)
 names = [None] * size
 dist.all_gather_object(names, socket.gethostname())
 line = {"rank": rank, "size": size, "sum": value.item(), "hosts": names, "master": os.environ["MASTER_ADDR"]}
-# one write: the node's workers share its output, and print() would write "torch" and the JSON apart
-sys.stdout.write(f"torch {json.dumps(line, sort_keys=True)}\n")
+sys.stdout.write(f"torch {json.dumps(line, sort_keys=True)}\n")  # one write: ranks share the pipe
 sys.stdout.flush()
 if rank == 0 and "SM_MODEL_DIR" in os.environ:
     with open(os.path.join(os.environ["SM_MODEL_DIR"], "torch.json"), "w") as out:
