@@ -36,6 +36,7 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 from bench_capacity import run_capacity  # noqa: E402
 from bench_durable import run_durable  # noqa: E402
+from bench_engine import run_engine  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
 from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
@@ -239,11 +240,13 @@ SECTIONS = (
     ("server", "section 9 (describe_training_job over HTTP: our server vs moto's ThreadedMotoServer)"),
     ("durable", "section 10 (in-process calls on a durable root vs an ephemeral backend; reopening a root)"),
     ("s3-bodies", "section 11 (S3 request bodies over HTTP: server peak RSS; the raw HTTP fuzz)"),
+    ("engine", "section 12 (the engine at scale: 30 days of jobs, create and list vs Stubber, close)"),
 )
 
 
-def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
+def section_runs(config: Config, quick: bool, engine_100k: bool = False) -> dict[str, Callable[[], None]]:
     """Each section's run (by its ``SECTIONS`` name), sized for ``config``; ``quick`` shrinks sizes and repeats."""
+    engine_sizes = (500,) if quick else (1_000, 10_000, 50_000) + ((100_000,) if engine_100k else ())
     return {
         "throughput": lambda: run_throughput(config),
         "pools": lambda: run_pool_latency(config.pools, config.probes, config.block),
@@ -275,6 +278,12 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
         "s3-bodies": lambda: run_s3_bodies(
             requests=20_000 if quick else 200_000, raw=300 if quick else 3_000
         ),
+        "engine": lambda: run_engine(
+            engine_sizes,
+            (500,) if quick else (10_000, 61_000),
+            calls=20 if quick else 200,
+            repeats=2 if quick else 7,
+        ),
     }
 
 
@@ -300,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OPERATION",
         help="also cProfile our client on OPERATION (default describe_training_job)",
     )
+    parser.add_argument(
+        "--engine-100k", action="store_true", help="section 12 also at 100,000 jobs (about two minutes more)"
+    )
     for name, what in SECTIONS:
         parser.add_argument(f"--skip-{name}", action="store_true", help=f"skip {what}")
     args = parser.parse_args(argv)
@@ -309,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     print(banner(config))
-    runs = section_runs(config, args.quick)
+    runs = section_runs(config, args.quick, args.engine_100k)
     for name, _ in SECTIONS:
         if not getattr(args, f"skip_{name.replace('-', '_')}"):
             if config.freeze_setup:  # what earlier sections left alive is out of the collector's way

@@ -25,7 +25,7 @@ def test_warm_pool_example_shows_the_seed_flow(capsys):
 #: The sections whose code differs by SDK major (4: v2's Estimator.fit(); 6: v3's
 #: ModelTrainer.train(); 8: the README's fit() in v2); the others do not import the SDK.
 SDK_SECTIONS = ("fit", "train", "startup")
-SECTIONS = ("throughput", "pools", "search", "lists", "capacity", "server", *SDK_SECTIONS)
+SECTIONS = ("throughput", "pools", "search", "lists", "capacity", "server", "engine", *SDK_SECTIONS)
 
 
 def run_quick_benchmarks(*sections):
@@ -48,6 +48,7 @@ def test_benchmark_quick_mode_runs_the_sections_without_the_sdk():
     assert "worst page ratio" in out and "per-job ratio" in out  # section 5
     assert "worst per-block cost" in out  # section 7
     assert "calls/CPU s" in out  # section 9: our server (and moto's, where it can run)
+    assert "burst ms/create" in out and "close() s" in out and "ours/Stubber speed" in out  # section 12
 
 
 @pytest.mark.sdk
