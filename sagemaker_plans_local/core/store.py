@@ -61,11 +61,19 @@ class Table(Generic[T]):
         del self._rows[key], self._keys[self._numbers.pop(key)]
 
     def reindex(self, key: str) -> None:
-        """Re-sort a row after a field one of its indexes sorts by has changed."""
+        """Re-sort a row after a field one of its indexes sorts by has changed (only the indexes it moves in)."""
         key = self._key(key)
-        if key in self._rows:
-            self._unindex(key)
-            self._index(key)
+        entries = self._entries.get(key)
+        if entries is None:
+            return
+        row, number = self._rows[key], self._numbers[key]
+        for name, value_of in self._value_of.items():
+            position = (value_of(row), number)
+            if position != entries[name]:
+                index = self._indexes[name]
+                index.remove(entries[name])
+                index.add(position)
+                entries[name] = position
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self._rows.values()))
@@ -100,3 +108,38 @@ class Table(Generic[T]):
     def _unindex(self, key: str) -> None:
         for name, position in self._entries.pop(key, {}).items():
             self._indexes[name].remove(position)
+
+
+class Shared:
+    """Gives equal strings and integers of stored records one object each, so that 100,000 records
+    made from similar requests hold their role ARNs, images, paths and numbers once.
+
+    ``copy(value)`` rebuilds the JSON-like ``value`` (dicts and lists are new, never shared, so a
+    record may change its own in place) with its strings and integers taken from the pool, which
+    forgets everything once it holds ``limit`` of them.
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._strings: dict[str, str] = {}
+        self._integers: dict[int, int] = {}
+
+    def copy(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is dict:
+            return {self.copy(key): self.copy(item) for key, item in value.items()}
+        if kind is list:
+            return [self.copy(item) for item in value]
+        if kind is str:
+            return self._one(self._strings, value)
+        if kind is int:
+            return self._one(self._integers, value)
+        return value
+
+    def _one(self, pool: dict, value: Any) -> Any:
+        known = pool.get(value)
+        if known is None:
+            if len(pool) >= self._limit:
+                pool.clear()
+            known = pool[value] = value
+        return known

@@ -114,6 +114,27 @@ def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[_Rule]:
     return rules
 
 
+#: A pattern check remembers its answers for up to this many values of at most 512 characters.
+_REMEMBERED = 4096
+
+
+def _remembered(matches: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``matches``, each value matched once: requests repeat theirs (roles, images, paths)."""
+    seen: dict[str, bool] = {}
+
+    def check(value: str) -> bool:
+        known = seen.get(value)
+        if known is None:
+            known = matches(value)
+            if len(value) <= 512:
+                if len(seen) >= _REMEMBERED:
+                    seen.clear()
+                seen[value] = known
+        return known
+
+    return check
+
+
 def _rules(shape: Shape) -> list[_Rule]:
     """The value constraints of ``shape`` as (fails, wording) pairs."""
     if shape.type_name in _NUMBERS:
@@ -123,7 +144,7 @@ def _rules(shape: Shape) -> list[_Rule]:
     rules = _bounds(shape, len, "length")
     pattern = shape.metadata.get("pattern")
     if pattern is not None and shape.type_name == "string":
-        matches, longest = matcher(pattern), shape.metadata.get("max", float("inf"))
+        matches, longest = _remembered(matcher(pattern)), shape.metadata.get("max", float("inf"))
         rules.append(
             (
                 lambda value: len(value) <= longest and not matches(value),
