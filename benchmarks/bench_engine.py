@@ -7,8 +7,9 @@ line out), so its peak RSS is its own:
 * ``sweep``: JOBS simulated jobs (no code; each scripted to run 5 to 55 minutes, within its
   1-hour MaxRuntime) submitted at even steps over 30 days, each created at its submit time by
   advancing the clock to it, in 20 groups (by role) of which half keep a warm pool 10 minutes;
-  then the clock is advanced past the last end. What the simulator does for one policy. CPU seconds in all
-  and per job, wall seconds, peak RSS; then every job read back (ListTrainingJobs pages of 100).
+  then the clock is advanced past the last end: what the simulator does for one policy. CPU
+  seconds in all and per job, wall seconds, peak RSS; then every job read back (ListTrainingJobs
+  pages of 100, CPU per job listed) and up to 2,000 of them described (CPU per describe).
 * ``burst``: JOBS creates at one instant (after one that builds the service), then
   ``advance(900)`` completes them all (the issue's measure: CPU per job completion of that advance).
 * ``close``: JOBS jobs that each keep a warm pool, completed; the seconds ``close()`` takes.
@@ -91,6 +92,10 @@ def _sweep(jobs: int) -> dict:
     cpu = time.process_time()
     figures["completed"] = _read_back(client)
     figures["read_cpu"] = time.process_time() - cpu
+    cpu = time.process_time()
+    for _, request, _ in requests[:: max(1, jobs // 2000)]:  # up to 2,000 describes, spread out
+        client.describe_training_job(TrainingJobName=request["TrainingJobName"])
+    figures["describe_us"] = (time.process_time() - cpu) / len(requests[:: max(1, jobs // 2000)]) * 1e6
     backend.close()
     return figures
 
@@ -213,12 +218,14 @@ def run_engine(sizes: tuple[int, ...], closes: tuple[int, ...], calls: int, repe
                 f"{sweep['seconds']:.2f}",
                 f"{sweep['rss_mb']:.0f}",
                 f"{sweep['read_cpu'] / jobs * 1e6:.1f}",
+                f"{sweep['describe_us']:.0f}",
                 f"{burst['create_cpu'] / jobs * 1e3:.3f}",
                 f"{burst['advance_cpu']:.2f} ({burst['advance_cpu'] / jobs * 1e3:.3f})",
                 verdicts,
             ]
         )
-    headers = ["jobs", "sweep CPU s", "ms/job", "wall s", "peak MB", "read us/job", "burst ms/create"]
+    headers = ["jobs", "sweep CPU s", "ms/job", "wall s", "peak MB", "list us/job", "describe us"]
+    headers.append("burst ms/create")
     print(table([*headers, "advance(900) s (ms/job)", "target"], rows))
     closing = [[f"{jobs:,}", f"{_child('close', jobs)['close_seconds']:.2f}"] for jobs in closes]
     print(table(["jobs with Available pools", "close() s"], closing))

@@ -31,10 +31,14 @@ class Table(Generic[T]):
         self._fold = fold_case
         self._value_of = dict(indexes or {})
         self._indexes = {name: SortedList() for name in self._value_of}
-        self._entries: dict[str, dict[str, Position]] = {}
+        self._by_order = tuple(zip(self._value_of.values(), self._indexes.values()))
+        self._entries: dict[str, list[Position]] = {}  # each row's positions, in the indexes' order
 
     def _key(self, key: str) -> str:
-        return key.lower() if self._fold else key
+        if not self._fold:
+            return key
+        folded = key.lower()
+        return key if folded == key else folded  # a lower-case key is kept, not held twice
 
     def get(self, key: str) -> T | None:
         return self._rows.get(self._key(key))
@@ -67,13 +71,12 @@ class Table(Generic[T]):
         if entries is None:
             return
         row, number = self._rows[key], self._numbers[key]
-        for name, value_of in self._value_of.items():
+        for at, (value_of, index) in enumerate(self._by_order):
             position = (value_of(row), number)
-            if position != entries[name]:
-                index = self._indexes[name]
-                index.remove(entries[name])
+            if position != entries[at]:
+                index.remove(entries[at])
                 index.add(position)
-                entries[name] = position
+                entries[at] = position
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self._rows.values()))
@@ -100,14 +103,14 @@ class Table(Generic[T]):
 
     def _index(self, key: str) -> None:
         row, number = self._rows[key], self._numbers[key]
-        entries = {name: (value_of(row), number) for name, value_of in self._value_of.items()}
-        for name, position in entries.items():
-            self._indexes[name].add(position)
+        entries = [(value_of(row), number) for value_of, _ in self._by_order]
+        for position, (_, index) in zip(entries, self._by_order):
+            index.add(position)
         self._entries[key] = entries
 
     def _unindex(self, key: str) -> None:
-        for name, position in self._entries.pop(key, {}).items():
-            self._indexes[name].remove(position)
+        for position, (_, index) in zip(self._entries.pop(key, ()), self._by_order):
+            index.remove(position)
 
 
 class Shared:
@@ -126,14 +129,18 @@ class Shared:
 
     def copy(self, value: Any) -> Any:
         kind = type(value)
+        if kind is str:
+            return self._strings.get(value) or self._one(self._strings, value)
         if kind is dict:
-            return {self.copy(key): self.copy(item) for key, item in value.items()}
+            strings, copy = self._strings, self.copy
+            return {
+                (strings.get(key) or self._one(strings, key)) if type(key) is str else key: copy(item)
+                for key, item in value.items()
+            }
         if kind is list:
             return [self.copy(item) for item in value]
-        if kind is str:
-            return self._one(self._strings, value)
         if kind is int:
-            return self._one(self._integers, value)
+            return self._integers.get(value) or self._one(self._integers, value)
         return value
 
     def _one(self, pool: dict, value: Any) -> Any:
