@@ -90,7 +90,7 @@ def run_simulate(
     sizes: tuple[int, ...] = (10_000, 100_000), sweep_jobs: int = 2_000, policy: str = "keep-alive=600"
 ) -> None:
     print(
-        f"\n12. The what-if simulator: one policy ({policy}) over jobs spread over {DAYS} days, in a child process each"
+        f"\n13. The what-if simulator: one policy ({policy}) over jobs spread over {DAYS} days, in a child process each"
     )
     rows, per_job = [], {}
     for jobs in sizes:

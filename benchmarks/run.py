@@ -36,6 +36,7 @@ import boto3  # noqa: E402
 import botocore  # noqa: E402
 from bench_capacity import run_capacity  # noqa: E402
 from bench_durable import run_durable  # noqa: E402
+from bench_engine import run_engine  # noqa: E402
 from bench_fit import run_fit  # noqa: E402
 from bench_lists import run_lists  # noqa: E402
 from bench_measure import micros, rate, ratio, table, timed, verdict  # noqa: E402
@@ -243,11 +244,13 @@ SECTIONS = (
     ("s3-bodies", "section 11 (S3 request bodies over HTTP: server peak RSS; the raw HTTP fuzz)"),
     ("multinode", "section 12 (multi-instance jobs: start-up of 2 and 8 instances vs 1; peak RSS of 8)"),
     ("simulate", "section 13 (the what-if simulator: 10,000 and 100,000 jobs, a sweep of 8 policies)"),
+    ("engine", "section 14 (the engine at scale: 30 days of jobs, create and list vs Stubber, close)"),
 )
 
 
-def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
+def section_runs(config: Config, quick: bool, engine_100k: bool = False) -> dict[str, Callable[[], None]]:
     """Each section's run (by its ``SECTIONS`` name), sized for ``config``; ``quick`` shrinks sizes and repeats."""
+    engine_sizes = (500,) if quick else (1_000, 10_000, 50_000) + ((100_000,) if engine_100k else ())
     return {
         "throughput": lambda: run_throughput(config),
         "pools": lambda: run_pool_latency(config.pools, config.probes, config.block),
@@ -283,6 +286,12 @@ def section_runs(config: Config, quick: bool) -> dict[str, Callable[[], None]]:
         "simulate": lambda: run_simulate(
             sizes=(200, 600) if quick else (10_000, 100_000), sweep_jobs=40 if quick else 1_000
         ),
+        "engine": lambda: run_engine(
+            engine_sizes,
+            (500,) if quick else (10_000, 61_000),
+            calls=20 if quick else 200,
+            repeats=2 if quick else 7,
+        ),
     }
 
 
@@ -308,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="OPERATION",
         help="also cProfile our client on OPERATION (default describe_training_job)",
     )
+    parser.add_argument(
+        "--engine-100k", action="store_true", help="section 12 also at 100,000 jobs (about two minutes more)"
+    )
     for name, what in SECTIONS:
         parser.add_argument(f"--skip-{name}", action="store_true", help=f"skip {what}")
     args = parser.parse_args(argv)
@@ -317,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
 
     started = time.perf_counter()
     print(banner(config))
-    runs = section_runs(config, args.quick)
+    runs = section_runs(config, args.quick, args.engine_100k)
     for name, _ in SECTIONS:
         if not getattr(args, f"skip_{name.replace('-', '_')}"):
             if config.freeze_setup:  # what earlier sections left alive is out of the collector's way

@@ -20,6 +20,7 @@ from sagemaker_plans_local.core.waiting import Waits
 from sagemaker_plans_local.protocol.service_model import botocore_session, shared_loader
 from sagemaker_plans_local.transport import layers
 from sagemaker_plans_local.transport.activation import Activation, activated
+from sagemaker_plans_local.transport.direct_call import DirectCalls
 from sagemaker_plans_local.transport.refusal import Refusal, refuse
 from sagemaker_plans_local.transport.service_hook import ServiceHook
 
@@ -103,6 +104,7 @@ class LocalBackend:
 
             attach(self._durable, account_id, region)
         self._waits = Waits(emulation.clock, emulation.settings, emulation.lock)
+        self._direct: dict[str, DirectCalls] = {}
         self.at_work = emulation.at_work  #: whether a close would cut work short (Emulation.at_work)
 
     # -- public surface ------------------------------------------------------
@@ -149,6 +151,20 @@ class LocalBackend:
             client = _client_session().client(service_name, **kwargs)
         self._attach(client)
         return client
+
+    def call(self, service_name: str, operation_name: str, params: dict | None = None) -> dict:
+        """What ``client(service_name)``'s call of ``operation_name`` answers, without its per-call work
+        (events, endpoint resolution, signing): the same validation, answer and ``ClientError``s.
+
+        For the JSON services (``sagemaker``, ``logs``); docs/backend.md, "Direct calls".
+        """
+        calls = self._direct.get(service_name)
+        if calls is None:
+            self._check_emulated(service_name)
+            calls = self._direct[service_name] = DirectCalls(
+                service_name, self._services.deferred(service_name), self.region, _client_session()
+            )
+        return calls(operation_name, params or {})
 
     def sdk_default_bucket(self, region: str | None = None) -> str:
         """The SageMaker SDK's default bucket, ``sagemaker-<region>-<account>``, created if missing.

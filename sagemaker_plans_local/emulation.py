@@ -180,7 +180,8 @@ class Emulation:
 
     def script_job(self, job_name: str, script: JobScript) -> None:
         with self.lock:
-            self._scripts[job_name.lower()] = script
+            key = job_name.lower()
+            self._scripts[job_name if key == job_name else key] = script
             for region in self._regions.values():
                 region.training_jobs.rescript(job_name)
 

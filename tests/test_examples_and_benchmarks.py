@@ -34,6 +34,7 @@ SECTIONS = (
     "server",
     "multinode",
     "simulate",
+    "engine",
     *SDK_SECTIONS,
 )
 
@@ -58,7 +59,8 @@ def test_benchmark_quick_mode_runs_the_sections_without_the_sdk():
     assert "worst page ratio" in out and "per-job ratio" in out  # section 5
     assert "worst per-block cost" in out  # section 7
     assert "calls/CPU s" in out  # section 9: our server (and moto's, where it can run)
-    assert "sweep of 8 policies" in out and "per-job CPU" in out  # section 12
+    assert "sweep of 8 policies" in out and "per-job CPU" in out  # section 13
+    assert "burst ms/create" in out and "close() s" in out and "ours/Stubber speed" in out  # section 14
 
 
 def test_what_if_example_prints_the_comparison_and_draws_it(capsys, tmp_path, monkeypatch):

@@ -3,7 +3,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sagemaker_plans_local.core.store import Table
+from sagemaker_plans_local.core.store import Shared, Table
 
 
 class Row:
@@ -53,3 +53,19 @@ def test_indexes_follow_puts_deletes_and_reindexes(ops, descending):
     expected = sorted(order, key=lambda key: (model[key].status, order.index(key)), reverse=descending)
     assert [row.name.lower() for _, row in rows.scan("status", descending)] == expected
     assert len(rows) == len(model)
+
+
+def test_shared_copies_hold_equal_strings_and_integers_once_and_nothing_mutable_in_common():
+    shared = Shared(limit=4)
+    role = "arn:aws:iam::123456789012:role/" + "r" * 8  # built at run time: not interned by Python
+    first = shared.copy({"RoleArn": role, "Resources": {"Count": 12345, "Groups": [role, True, 1.5]}})
+    again = shared.copy({"RoleArn": "".join(role), "Resources": {"Count": int("12345"), "Groups": [role]}})
+    assert again["RoleArn"] is first["RoleArn"] and again["Resources"]["Count"] is first["Resources"]["Count"]
+    assert first == {"RoleArn": role, "Resources": {"Count": 12345, "Groups": [role, True, 1.5]}}
+    assert first["Resources"] is not again["Resources"]
+    assert first["Resources"]["Groups"] is not again["Resources"]["Groups"]
+    again["Resources"]["Count"] = 1  # a record changes its own copy only
+    assert first["Resources"]["Count"] == 12345
+    for number in range(10):  # past the limit the pool starts again: still equal values
+        assert shared.copy(f"value-{number}") == f"value-{number}"
+    assert len(shared._strings) <= 4

@@ -299,3 +299,17 @@ def test_validate_request_single_violation_wording():
 def test_patterns_never_raise(name, value):
     found = violations(shape(name), value, "member")
     assert all(message.startswith(f"Value '{value}' at 'member' failed") for message in found)
+
+
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_the_quick_look_finds_a_violation_exactly_when_the_full_walk_does(data):
+    from sagemaker_plans_local.protocol.validation import _checker, _validity
+    from tests.model_strategies import for_shape
+
+    operation = data.draw(st.sampled_from(["CreateTrainingJob", "ListTrainingJobs", "CreateTrainingPlan"]))
+    shape = operation_model(operation).input_shape
+    value = data.draw(for_shape(shape))
+    out: list = []
+    _checker(shape)(value, "", out)
+    assert _validity(shape)(value) == (out == [])

@@ -190,18 +190,23 @@ class VirtualClock:
                 waiter(moment)
 
     def _run_until(self, target: datetime) -> None:
+        """Apply the changes due up to ``target`` in time order (the caller holds the lock)."""
         queue = self._queue
         if self._reached is None or target > self._reached:
             self._reached = target
+        waiters = self._waiters if self._manual else ()
+        pop = heapq.heappop
         while True:
-            due = self.next_due()
-            stop = target if due is None or due > target else due
-            if self._manual:
-                for waiter in self._waiters:
+            while queue and queue[0][2].cancelled:  # what next_due() does, without taking the lock again
+                pop(queue)
+                self._cancelled -= 1
+            if waiters:
+                stop = queue[0][0] if queue and queue[0][0] <= target else target
+                for waiter in waiters:
                     waiter(stop)
             if not queue or queue[0][0] > target:
                 return
-            at, _, event = heapq.heappop(queue)
+            at, _, event = pop(queue)
             if event.cancelled:
                 self._cancelled -= 1
                 continue

@@ -31,10 +31,14 @@ class Table(Generic[T]):
         self._fold = fold_case
         self._value_of = dict(indexes or {})
         self._indexes = {name: SortedList() for name in self._value_of}
-        self._entries: dict[str, dict[str, Position]] = {}
+        self._by_order = tuple(zip(self._value_of.values(), self._indexes.values()))
+        self._entries: dict[str, list[Position]] = {}  # each row's positions, in the indexes' order
 
     def _key(self, key: str) -> str:
-        return key.lower() if self._fold else key
+        if not self._fold:
+            return key
+        folded = key.lower()
+        return key if folded == key else folded  # a lower-case key is kept, not held twice
 
     def get(self, key: str) -> T | None:
         return self._rows.get(self._key(key))
@@ -61,11 +65,18 @@ class Table(Generic[T]):
         del self._rows[key], self._keys[self._numbers.pop(key)]
 
     def reindex(self, key: str) -> None:
-        """Re-sort a row after a field one of its indexes sorts by has changed."""
+        """Re-sort a row after a field one of its indexes sorts by has changed (only the indexes it moves in)."""
         key = self._key(key)
-        if key in self._rows:
-            self._unindex(key)
-            self._index(key)
+        entries = self._entries.get(key)
+        if entries is None:
+            return
+        row, number = self._rows[key], self._numbers[key]
+        for at, (value_of, index) in enumerate(self._by_order):
+            position = (value_of(row), number)
+            if position != entries[at]:
+                index.remove(entries[at])
+                index.add(position)
+                entries[at] = position
 
     def __iter__(self) -> Iterator[T]:
         return iter(list(self._rows.values()))
@@ -92,11 +103,50 @@ class Table(Generic[T]):
 
     def _index(self, key: str) -> None:
         row, number = self._rows[key], self._numbers[key]
-        entries = {name: (value_of(row), number) for name, value_of in self._value_of.items()}
-        for name, position in entries.items():
-            self._indexes[name].add(position)
+        entries = [(value_of(row), number) for value_of, _ in self._by_order]
+        for position, (_, index) in zip(entries, self._by_order):
+            index.add(position)
         self._entries[key] = entries
 
     def _unindex(self, key: str) -> None:
-        for name, position in self._entries.pop(key, {}).items():
-            self._indexes[name].remove(position)
+        for position, (_, index) in zip(self._entries.pop(key, ()), self._by_order):
+            index.remove(position)
+
+
+class Shared:
+    """Gives equal strings and integers of stored records one object each, so that 100,000 records
+    made from similar requests hold their role ARNs, images, paths and numbers once.
+
+    ``copy(value)`` rebuilds the JSON-like ``value`` (dicts and lists are new, never shared, so a
+    record may change its own in place) with its strings and integers taken from the pool, which
+    forgets everything once it holds ``limit`` of them.
+    """
+
+    def __init__(self, limit: int = 10_000) -> None:
+        self._limit = limit
+        self._strings: dict[str, str] = {}
+        self._integers: dict[int, int] = {}
+
+    def copy(self, value: Any) -> Any:
+        kind = type(value)
+        if kind is str:
+            return self._strings.get(value) or self._one(self._strings, value)
+        if kind is dict:
+            strings, copy = self._strings, self.copy
+            return {
+                (strings.get(key) or self._one(strings, key)) if type(key) is str else key: copy(item)
+                for key, item in value.items()
+            }
+        if kind is list:
+            return [self.copy(item) for item in value]
+        if kind is int:
+            return self._integers.get(value) or self._one(self._integers, value)
+        return value
+
+    def _one(self, pool: dict, value: Any) -> Any:
+        known = pool.get(value)
+        if known is None:
+            if len(pool) >= self._limit:
+                pool.clear()
+            known = pool[value] = value
+        return known

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Callable, Iterator, NamedTuple
+
+#: ``parse(output shape, handler result)``: botocore's parsed answer, or None to leave it to the wire.
+Parse = Callable[[Any, dict], "dict | None"]
+_PARSE: contextvars.ContextVar[Parse | None] = contextvars.ContextVar("parse_answers", default=None)
 
 
 class Answer(NamedTuple):
@@ -15,12 +21,32 @@ class Answer(NamedTuple):
 
 
 class JsonBody:
-    """A JSON answer's body: the wire ``document``, serialized only when read (``bytes(body)``)."""
+    """A JSON answer's body: the wire ``document``, serialized only when read (``bytes(body)``).
 
-    __slots__ = ("document",)
+    An answer made under :func:`parsing_answers` also carries ``parsed``, botocore's parsed
+    form of the document, and makes the document itself only if someone asks for it.
+    """
 
-    def __init__(self, document: dict) -> None:
-        self.document = document
+    __slots__ = ("_document", "_make", "parsed")
+
+    def __init__(self, document: dict | None = None, make: Callable[[], dict] | None = None) -> None:
+        self._document = document
+        self._make = make
+        self.parsed: dict | None = None
+
+    @classmethod
+    def parsed_as(cls, parsed: dict, make: Callable[[], dict]) -> "JsonBody":
+        """A body whose parsed form is known; ``make()`` gives its wire document when it is read."""
+        body = cls(None, make)
+        body.parsed = parsed
+        return body
+
+    @property
+    def document(self) -> dict:
+        if self._document is None:
+            assert self._make is not None  # a body has a document or the means to make it
+            self._document, self._make = self._make(), None
+        return self._document
 
     def __bytes__(self) -> bytes:
         return json.dumps(self.document).encode()
@@ -28,3 +54,18 @@ class JsonBody:
     def stream(self, **_: Any) -> Iterator[bytes]:
         """The body as botocore's ``AWSResponse.raw`` yields it."""
         yield bytes(self)
+
+
+@contextlib.contextmanager
+def parsing_answers(parse: Parse) -> Iterator[None]:
+    """JSON answers made in the block (this thread) carry ``parse``'s parsed form (see JsonBody)."""
+    token = _PARSE.set(parse)
+    try:
+        yield
+    finally:
+        _PARSE.reset(token)
+
+
+def answer_parser() -> Parse | None:
+    """The ``parse`` of the innermost :func:`parsing_answers` block, if any."""
+    return _PARSE.get()

@@ -282,13 +282,15 @@ def _openings(body: bytes | str) -> int:
     return body.count("{") + body.count("[")
 
 
-def _encode_timestamp(value: Any) -> float:
+def encode_timestamp(value: Any) -> float:
+    """A timestamp's wire value: epoch seconds (a naive datetime is UTC); TypeError if not a datetime."""
     if not isinstance(value, datetime.datetime):
         raise TypeError(f"expected a datetime for a timestamp, got {value!r}")
     return (value if value.tzinfo else value.replace(tzinfo=_UTC)).timestamp()
 
 
-def _encode_blob(value: Any) -> str:
+def encode_blob(value: Any) -> str:
+    """A blob's wire value: base64 text; TypeError if not bytes."""
     if not isinstance(value, (bytes, bytearray)):
         raise TypeError(f"expected bytes for a blob, got {value!r}")
     return base64.b64encode(value).decode("ascii")
@@ -308,9 +310,9 @@ def _encoder(shape: Shape) -> _Encode | None:
 def _build_encoder(shape: Shape) -> _Encode | None:
     kind = shape.type_name
     if kind == "timestamp":
-        return _encode_timestamp
+        return encode_timestamp
     if kind == "blob":
-        return _encode_blob
+        return encode_blob
     if kind == "list":
         encode_item = _encoder(shape.member)
         return None if encode_item is None else lambda value: [encode_item(item) for item in value]

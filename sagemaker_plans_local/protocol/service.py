@@ -11,7 +11,8 @@ table, ``NotImplemented`` (HTTP 501) for an operation not answered and
 
 The protocol subclasses read requests and write answers: :class:`JsonService`
 (awsJson: SageMaker, CloudWatch Logs) keeps its answer a :class:`JsonBody`, the
-wire document serialized only when someone reads it; :class:`QueryService`
+wire document serialized only when someone reads it (under ``parsing_answers``, an
+in-process caller's, the handler's result goes straight to botocore's parsed form); :class:`QueryService`
 (STS, IAM) writes XML; S3's rest-xml lives in ``services/s3/protocol.py``.
 :class:`~sagemaker_plans_local.transport.service_hook.ServiceHook` hands the
 answer to botocore.
@@ -27,7 +28,7 @@ from typing import Any, Callable, ClassVar, Iterator, TypeVar
 from botocore.model import OperationModel
 
 from sagemaker_plans_local.core.errors import DomainError
-from sagemaker_plans_local.protocol.answers import Answer, JsonBody
+from sagemaker_plans_local.protocol.answers import Answer, JsonBody, answer_parser
 from sagemaker_plans_local.protocol.errors import ApiError, constraint_violations
 from sagemaker_plans_local.protocol.json_wire import encode_output, read_request
 from sagemaker_plans_local.protocol.request_ids import new_request_id
@@ -221,8 +222,15 @@ class JsonService(AwsService):
         params = read_request(model.input_shape, body if isinstance(body, bytes) else _bytes(body))
         self._validate(model, params)
         result = self._call(handler, region, params) or {}
-        document = encode_output(model.output_shape, result) if model.output_shape is not None else {}
-        return Answer(200, self._headers(request_id), JsonBody(document))
+        shape = model.output_shape
+        if shape is None:
+            return Answer(200, self._headers(request_id), JsonBody({}))
+        parse = answer_parser()
+        parsed = parse(shape, result) if parse is not None else None
+        if parsed is not None:  # an in-process caller's answer: the wire document only if it is read
+            body = JsonBody.parsed_as(parsed, lambda: encode_output(shape, result))
+            return Answer(200, self._headers(request_id), body)
+        return Answer(200, self._headers(request_id), JsonBody(encode_output(shape, result)))
 
     def _error(self, error: ApiError, operation_name: str, request_id: str) -> Answer:
         document = {"__type": error.code, "message": error.message}

@@ -114,6 +114,27 @@ def _bounds(shape: Shape, size: Callable[[Any], Any], noun: str) -> list[_Rule]:
     return rules
 
 
+#: A pattern check remembers its answers for up to this many values of at most 512 characters.
+_REMEMBERED = 4096
+
+
+def _remembered(matches: Callable[[str], bool]) -> Callable[[str], bool]:
+    """``matches``, each value matched once: requests repeat theirs (roles, images, paths)."""
+    seen: dict[str, bool] = {}
+
+    def check(value: str) -> bool:
+        known = seen.get(value)
+        if known is None:
+            known = matches(value)
+            if len(value) <= 512:
+                if len(seen) >= _REMEMBERED:
+                    seen.clear()
+                seen[value] = known
+        return known
+
+    return check
+
+
 def _rules(shape: Shape) -> list[_Rule]:
     """The value constraints of ``shape`` as (fails, wording) pairs."""
     if shape.type_name in _NUMBERS:
@@ -123,7 +144,7 @@ def _rules(shape: Shape) -> list[_Rule]:
     rules = _bounds(shape, len, "length")
     pattern = shape.metadata.get("pattern")
     if pattern is not None and shape.type_name == "string":
-        matches, longest = matcher(pattern), shape.metadata.get("max", float("inf"))
+        matches, longest = _remembered(matcher(pattern)), shape.metadata.get("max", float("inf"))
         rules.append(
             (
                 lambda value: len(value) <= longest and not matches(value),
@@ -235,8 +256,61 @@ def _map_walker(shape: Shape) -> _Check:
     return walk
 
 
+# -- whether there is any violation, without paths or order (most requests have none) ----------
+_Valid = Callable[[Any], bool]
+_VALIDITY: dict[tuple[Any, str], _Valid] = {}
+
+
+def _validity(shape: Shape) -> _Valid:
+    """The cached predicate telling whether ``_checker(shape)`` would find nothing."""
+    key = (shape._shape_resolver, shape.name)
+    valid = _VALIDITY.get(key)
+    if valid is None:
+        cell: list[_Valid] = []
+        _VALIDITY[key] = lambda value: cell[0](value)  # what a recursive shape meets while building
+        valid = _VALIDITY[key] = _build_validity(shape)
+        cell.append(valid)
+    return valid
+
+
+def _build_validity(shape: Shape) -> _Valid:
+    is_typed = _type_check(shape)
+    fails = tuple(fails for fails, _ in _rules(shape))
+    kind = shape.type_name
+    if kind == "structure":
+        members = {name: _validity(member) for name, member in shape.members.items()}
+        required = tuple(shape.required_members)
+        return lambda value: (
+            is_typed(value)
+            and all(
+                item is not None and members[name](item) for name, item in value.items() if name in members
+            )
+            and all(value.get(name) is not None for name in required)
+        )
+    if kind == "list":
+        item_valid = _validity(shape.member)
+        return lambda value: (
+            is_typed(value)
+            and not any(rule(value) for rule in fails)
+            and all(item is not None and item_valid(item) for item in value)
+        )
+    if kind == "map":
+        key_fails, value_valid = tuple(fails for fails, _ in _rules(shape.key)), _validity(shape.value)
+        return lambda value: (
+            is_typed(value)
+            and not any(rule(value) for rule in fails)
+            and all(
+                not any(rule(key) for rule in key_fails) and item is not None and value_valid(item)
+                for key, item in value.items()
+            )
+        )
+    return lambda value: is_typed(value) and not any(rule(value) for rule in fails)
+
+
 def violations(shape: Shape, value: Any, path: str = "") -> list[str]:
     """Every constraint violation in ``value`` (a decoded request) against ``shape``, in path order."""
+    if _validity(shape)(value):
+        return []
     out: list[str] = []
     _checker(shape)(value, path, out)
     return out

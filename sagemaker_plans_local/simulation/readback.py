@@ -17,7 +17,7 @@ import attrs
 from sagemaker_plans_local.inspection.cost import PLAN, TRAINING, WARM_POOL, CostItem, cost_report
 from sagemaker_plans_local.inspection.prices import TrainingPrices
 from sagemaker_plans_local.inspection.snapshot import Snapshot
-from sagemaker_plans_local.simulation.runner import Attempt, Submitted
+from sagemaker_plans_local.simulation.runner import Attempt, Call, Submitted
 
 #: Jobs described (and priced) at a time.
 CHUNK = 500
@@ -97,20 +97,20 @@ class Reader:
         ]
 
     def finish(
-        self, sagemaker: Any, now: datetime, submitted: Submitted
+        self, call: Call, now: datetime, submitted: Submitted
     ) -> tuple[list[AttemptFacts], list[PlanFacts], Money]:
         """Read every attempt not taken yet (in chunks), then the plans: all the facts, the plans' and the money."""
         left = [attempt for attempt in submitted.attempts if attempt.name not in submitted.retired]
         for chunk in _chunks(left):
             self.take(
                 [
-                    (attempt, sagemaker.describe_training_job(TrainingJobName=attempt.name))
+                    (attempt, call("DescribeTrainingJob", {"TrainingJobName": attempt.name}))
                     for attempt in chunk
                 ],
                 now,
             )
         plans = [
-            _clean(sagemaker.describe_training_plan(TrainingPlanName=arn.rpartition("/")[2]))
+            _clean(call("DescribeTrainingPlan", {"TrainingPlanName": arn.rpartition("/")[2]}))
             for arn in submitted.plans.values()
         ]
         fees: dict[str, Decimal] = {}

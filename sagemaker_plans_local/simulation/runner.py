@@ -2,14 +2,16 @@
 
 A manual-clock :class:`~sagemaker_plans_local.LocalBackend` that runs no code starts an hour before the
 workload, buys the policy's plans (SearchTrainingPlanOfferings, then CreateTrainingPlan of the first
-offering), and then each job is created with boto3 at its submit time, simulated for its run time
-(``script_job``). The clock moves from submission to submission in one advance, stopping at each change
-only while a job whose end matters (a dependency, a plan job that may overflow) could end. Everything the
-answers report is read back afterwards (:mod:`.readback`).
+offering), and then each job is created at its submit time, simulated for its run time (``script_job``).
+Every call is a ``LocalBackend.call``: a boto3 client's answers without its per-call work. The clock
+moves from submission to submission in one advance, stopping at each change only while a job whose end
+matters (a dependency, a plan job that may overflow) could end. Everything the answers report is read
+back afterwards (:mod:`.readback`).
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from datetime import datetime, timedelta
@@ -38,6 +40,8 @@ RETIRE_EVERY = 1000
 #: A job is looked at for retiring this long after the earliest it could end (its pool has usually ended).
 RETIRE_LAG = timedelta(hours=2)
 Progress = Callable[[int, int], None]
+#: ``call(operation, params)``: the backend's SageMaker answer (LocalBackend.call).
+Call = Callable[[str, dict[str, Any]], dict[str, Any]]
 #: ``retire(pairs, now)`` takes the describe answers of jobs that will not change any more.
 Retire = Callable[[list[tuple["Attempt", dict[str, Any]]], datetime], None]
 
@@ -83,7 +87,7 @@ class Run:
         self.backend, self.workload, self.policy = backend, workload, policy
         self.retire = retire
         self.live: list[Attempt] = []  # created, not retired
-        self.sm = backend.client()
+        self.sm: Call = functools.partial(backend.call, "sagemaker")
         self.clock = backend.clock
         self.progress = progress
         self.out = Submitted()
@@ -131,7 +135,7 @@ class Run:
             if attempt.earliest_end + RETIRE_LAG > now or attempt.name in self.watch:
                 kept.append(attempt)
                 continue
-            answer = self.sm.describe_training_job(TrainingJobName=attempt.name)
+            answer = self.sm("DescribeTrainingJob", {"TrainingJobName": attempt.name})
             pool = (answer.get("WarmPoolStatus") or {}).get("Status")
             if answer["TrainingJobStatus"] in ENDED and pool not in ("Available", "InUse"):
                 done.append((attempt, answer))
@@ -141,7 +145,7 @@ class Run:
         if done and self.retire is not None:
             self.retire(done, now)
             for attempt, _ in done:
-                self.sm.delete_training_job(TrainingJobName=attempt.name)
+                self.sm("DeleteTrainingJob", {"TrainingJobName": attempt.name})
                 self.out.retired.add(attempt.name)
 
     def _tell(self, more: int) -> None:
@@ -159,12 +163,15 @@ class Run:
     def _buy(self, plan: PlanSpec) -> None:
         """Buy the first offering for ``plan`` from the workload's start (the engine's best)."""
         try:
-            offerings = self.sm.search_training_plan_offerings(
-                InstanceType=plan.instance_type,
-                InstanceCount=plan.count,
-                DurationHours=plan.hours,
-                TargetResources=["training-job"],
-                StartTimeAfter=self.workload.start,
+            offerings = self.sm(
+                "SearchTrainingPlanOfferings",
+                {
+                    "InstanceType": plan.instance_type,
+                    "InstanceCount": plan.count,
+                    "DurationHours": plan.hours,
+                    "TargetResources": ["training-job"],
+                    "StartTimeAfter": self.workload.start,
+                },
             )["TrainingPlanOfferings"]
             if not offerings:
                 raise SimulationError(
@@ -172,8 +179,9 @@ class Run:
                     f"{plan.hours} h from {self.workload.start.isoformat()} (see --capacity)"
                 )
             name = "what-if-" + plan.instance_type.replace(".", "-")
-            arn = self.sm.create_training_plan(
-                TrainingPlanName=name, TrainingPlanOfferingId=offerings[0]["TrainingPlanOfferingId"]
+            arn = self.sm(
+                "CreateTrainingPlan",
+                {"TrainingPlanName": name, "TrainingPlanOfferingId": offerings[0]["TrainingPlanOfferingId"]},
             )["TrainingPlanArn"]
         except ClientError as error:
             raise SimulationError(f"{self.policy}: {plan}: {error.response['Error']['Message']}") from None
@@ -181,7 +189,7 @@ class Run:
 
     def _check_plans(self) -> None:
         for instance_type, arn in self.out.plans.items():
-            plan = self.sm.describe_training_plan(TrainingPlanName=arn.rpartition("/")[2])
+            plan = self.sm("DescribeTrainingPlan", {"TrainingPlanName": arn.rpartition("/")[2]})
             if plan["Status"] not in ("Scheduled", "Active"):
                 raise SimulationError(f"{self.policy}: the plan for {instance_type} is {plan['Status']}")
             self.plan_ends[arn] = plan["EndTime"]
@@ -200,7 +208,7 @@ class Run:
         name = job.name if not on_demand else self._overflow_name(job.name)
         self.backend.script_job(name, runtime_seconds=run)
         try:
-            self.sm.create_training_job(**self._request(index, name, run, plan_arn))
+            self.sm("CreateTrainingJob", self._request(index, name, run, plan_arn))
         except ClientError as error:
             code, message = error.response["Error"]["Code"], error.response["Error"]["Message"]
             if plan_arn is not None and self.policy.overflow and code == "ValidationException":
@@ -297,7 +305,7 @@ class Run:
         for name, attempt in list(self.watch.items()):
             if attempt.earliest_end > now and not every:
                 continue
-            answer = self.sm.describe_training_job(TrainingJobName=name)
+            answer = self.sm("DescribeTrainingJob", {"TrainingJobName": name})
             if answer["TrainingJobStatus"] in ENDED:
                 del self.watch[name]
                 self._ended(attempt, answer)

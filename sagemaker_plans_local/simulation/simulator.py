@@ -8,6 +8,7 @@ frame, ``figure()`` (the comparison chart) and ``timeline(policy)`` (the timelin
 from __future__ import annotations
 
 import contextlib
+import functools
 import html
 import multiprocessing
 import os
@@ -45,7 +46,9 @@ def run_policy(
     reader = Reader(TrainingPrices.from_environment() if prices is None else prices)
     backend, submitted = submit_all(workload, policy, capacity, progress, retire=reader.take)
     with backend:
-        facts, plans, money = reader.finish(backend.client(), backend.clock.now(), submitted)
+        facts, plans, money = reader.finish(
+            functools.partial(backend.call, "sagemaker"), backend.clock.now(), submitted
+        )
     return policy_result(policy.label, workload, submitted, facts, plans, money)
 
 

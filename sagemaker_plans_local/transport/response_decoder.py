@@ -8,6 +8,11 @@ base64-decoded, timestamps as botocore parses them — and the test suite checks
 the two against each other on responses generated from the model. Shapes the
 JSON parser treats specially (documents, tagged unions, event streams) are not
 compiled: :func:`decoder_for` returns ``None`` and the caller uses botocore.
+
+:func:`converter_for` goes one step further for an in-process answer: it turns a
+handler's result straight into what the decoder gives for the wire document
+``json_wire.encode_output`` makes of it (the same values and types, the same
+``ValueError`` for a member the shape lacks), without building the document.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any, Callable
 
 from botocore.model import Shape
 
-from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
+from sagemaker_plans_local.protocol.json_wire import encode_blob
+from sagemaker_plans_local.transport.timestamps import parse_datetime, parse_wire_timestamp
 
 Decode = Callable[[Any], Any]
 
@@ -27,6 +33,7 @@ class _Unsupported(Exception):
 
 
 _CACHE: dict[tuple[str, str], Decode | None] = {}
+_CONVERTERS: dict[tuple[str, str], Decode | None] = {}
 _IDENTITY = object()
 
 
@@ -100,3 +107,93 @@ def _structure(shape: Shape, building: dict[str, list]) -> Decode:
 
     cell[0] = decode
     return decode
+
+
+# -- handler results straight to the parsed form ----------------------------------------------
+def converter_for(shape: Shape, service_uid: str) -> Decode | None:
+    """A function giving ``decoder_for(shape)(encode_output(shape, result))`` from ``result``, or None."""
+    key = (service_uid, shape.name)
+    if key not in _CONVERTERS:
+        try:
+            converter = _convert(shape, {})
+            _CONVERTERS[key] = (lambda value: value) if converter is _IDENTITY else converter
+        except _Unsupported:
+            _CONVERTERS[key] = None
+    return _CONVERTERS[key]
+
+
+def _null_member(value: Any) -> Any:
+    """What encoding a null list item or map value of a shape that needs encoding does."""
+    raise TypeError("a null item where the shape expects a value")
+
+
+def _convert(shape: Shape, building: dict[str, list]) -> Any:
+    """A converter for ``shape``, or ``_IDENTITY`` when encoding and decoding both pass values through."""
+    kind = shape.type_name
+    if kind == "structure":
+        if shape.is_document_type or shape.is_tagged_union or shape.serialization.get("eventstream"):
+            raise _Unsupported(shape.name)
+        return _convert_structure(shape, building)
+    if kind == "list":
+        item = _convert(shape.member, building)
+        if item is _IDENTITY:
+            return _IDENTITY
+        return lambda value: [_null_member(x) if x is None else item(x) for x in value]
+    if kind == "map":
+        key = _plain(_build(shape.key, {}))
+        item = _convert(shape.value, building)
+        if item is _IDENTITY:
+            decode = _build(shape, {})
+            return _IDENTITY if decode is _IDENTITY else decode
+        return lambda value: {key(k): _null_member(v) if v is None else item(v) for k, v in value.items()}
+    if kind == "timestamp":
+        return parse_datetime
+    if kind == "blob":
+        return lambda value: base64.b64decode(encode_blob(value))
+    return _IDENTITY
+
+
+def _convert_structure(shape: Shape, building: dict[str, list]) -> Decode:
+    known = building.get(shape.name)
+    if known is not None:
+        return lambda value: known[0](value)
+    cell = building[shape.name] = [None]
+    if any(member.serialization.get("name", name) != name for name, member in shape.members.items()):
+        raise _Unsupported(shape.name)  # the wire names a member otherwise: encode, then decode
+    members = tuple((name, _converter_or_none(member, building)) for name, member in shape.members.items())
+    ranks = {name: (rank, convert) for rank, (name, convert) in enumerate(members)}
+
+    def in_model_order(value: Any) -> dict:
+        for name, item in value.items():
+            if item is not None and name not in ranks:
+                raise ValueError(f"{shape.name} has no member {name!r}")
+        parsed = {}
+        for name, convert_member in members:
+            item = value.get(name)
+            if item is not None:
+                parsed[name] = item if convert_member is None else convert_member(item)
+        return parsed
+
+    def convert(value: Any) -> Any:
+        # One pass over the value's members while they come in model order (as handlers write them).
+        parsed, last = {}, -1
+        for name, item in value.items():
+            if item is None:
+                continue
+            entry = ranks.get(name)
+            if entry is None:
+                raise ValueError(f"{shape.name} has no member {name!r}")
+            rank, convert_member = entry
+            if rank < last:
+                return in_model_order(value)
+            last = rank
+            parsed[name] = item if convert_member is None else convert_member(item)
+        return parsed
+
+    cell[0] = convert
+    return convert
+
+
+def _converter_or_none(shape: Shape, building: dict[str, list]) -> Decode | None:
+    convert = _convert(shape, building)
+    return None if convert is _IDENTITY else convert

@@ -10,12 +10,14 @@ credentials needed) and nothing is retried.
 The hook is registered after botocore's own ``before-call`` handlers (which
 only adjust the request, e.g. escape S3's DeleteObjects XML), and after
 anything registered first, such as a ``botocore.stub.Stubber``. With
-``fast=True`` (SageMaker's hot path) it is registered first instead, and a
-success whose body is a :class:`~sagemaker_plans_local.protocol.answers.JsonBody`
+``fast=True`` (SageMaker's hot path) it is registered first instead, and the
+service answers under ``parsing_answers``: a success's
+:class:`~sagemaker_plans_local.protocol.answers.JsonBody` carries the parsed
+answer, converted straight from the handler's result (``converter_for``), or
 is decoded from the unserialized document by a compiled equivalent of
-botocore's JSON parser (``response_decoder``; the tests check the two
-against each other). ``HTTPHeaders`` then carry no content length, since the
-body is serialized only if someone reads it.
+botocore's JSON parser (``decoder_for``; the tests check both against the
+parser). ``HTTPHeaders`` then carry no content length, since the body is
+serialized only if someone reads it.
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ from botocore.model import OperationModel
 from botocore.parsers import PROTOCOL_PARSERS, ResponseParser
 from botocore.response import StreamingBody
 
-from sagemaker_plans_local.protocol.answers import JsonBody
+from sagemaker_plans_local.protocol.answers import JsonBody, parsing_answers
 from sagemaker_plans_local.protocol.service_model import service_model
-from sagemaker_plans_local.transport.response_decoder import decoder_for
+from sagemaker_plans_local.transport.response_decoder import converter_for, decoder_for
 from sagemaker_plans_local.transport.timestamps import parse_wire_timestamp
 
 log = logging.getLogger(__name__)
@@ -124,15 +126,28 @@ class ServiceHook:
             return None
         region = context.get("client_region") or "us-east-1"
         try:
-            status, headers, body = self._service.handle(region, model, params)
+            if self._fast:
+                with parsing_answers(self._convert):
+                    status, headers, body = self._service.handle(region, model, params)
+            else:
+                status, headers, body = self._service.handle(region, model, params)
             return self._response(model, params, status, headers, body)
         except Exception:  # services answer their own errors; this is a last resort
             log.exception("internal error answering %s.%s", self.service_name, model.name)
             return self._response(model, params, *self._service.failure(model.name))
 
+    @functools.cached_property
+    def _uid(self) -> str:
+        return service_model(self.service_name).metadata.get("uid", self.service_name)
+
+    def _convert(self, shape: Any, result: dict) -> dict | None:
+        """The parsed answer of a handler's ``result`` for ``shape`` (None: decode its document)."""
+        convert = converter_for(shape, self._uid)
+        return None if convert is None else convert(result)
+
     def _response(self, model: OperationModel, params: dict, status: int, headers: dict, body: Any) -> Any:
         if self._fast and status < 300 and isinstance(body, JsonBody):
-            decoded = self._decoded(model, status, headers, body.document)
+            decoded = self._decoded(model, status, headers, body)
             if decoded is not None:
                 return AWSResponse(params.get("url", ""), status, headers, body), decoded
         streaming = hasattr(body, "read")
@@ -154,16 +169,18 @@ class ServiceHook:
         parsed.setdefault("ResponseMetadata", {})["RetryAttempts"] = 0
         return http, parsed
 
-    def _decoded(self, model: OperationModel, status: int, headers: dict, document: dict) -> dict | None:
-        """The compiled decoder's answer, or None where botocore's parser must read it."""
+    def _decoded(self, model: OperationModel, status: int, headers: dict, body: JsonBody) -> dict | None:
+        """The converted or compiled decoder's answer, or None where botocore's parser must read it."""
         shape = model.output_shape
-        if shape is None:
-            parsed: dict = {}
+        if body.parsed is not None:
+            parsed = body.parsed
+        elif shape is None:
+            parsed = {}
         else:
             decode = decoder_for(shape, model.service_model.metadata.get("uid", self.service_name))
             if decode is None:
                 return None
-            parsed = decode(document)
+            parsed = decode(body.document)
         parsed["ResponseMetadata"] = {
             "RequestId": headers["x-amzn-requestid"],
             "HTTPStatusCode": status,

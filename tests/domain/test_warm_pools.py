@@ -68,6 +68,19 @@ def test_persistent_cache_is_shared_by_the_chain_and_deleted_with_the_pool(emula
     assert not cache.exists() and second.cache_dir is None
 
 
+def test_a_chain_of_simulated_jobs_makes_no_directory_until_its_cache_is_asked_for(emulation, jobs, tmp_path):
+    first = jobs.create(job_spec("a"))
+    finish(emulation)
+    second = jobs.create(job_spec("b"))  # takes a's pool
+    finish(emulation, 610)
+    assert second.pool is first.pool and second.warm_pool.status == "Available"
+    assert not any(path.is_dir() for path in tmp_path.rglob("wp-*"))  # nothing on disk
+    cache = second.cache_dir
+    assert cache.is_dir() and cache.name == second.pool.pool_id
+    jobs.update_keep_alive("b", 0)
+    assert not cache.exists() and second.pool.cache_dir == cache and not cache.exists()  # not remade
+
+
 def test_jobs_without_keep_alive_get_no_cache(emulation, jobs):
     job = jobs.create(job_spec("plain", keep_alive=None))
     emulation.clock.advance(200)

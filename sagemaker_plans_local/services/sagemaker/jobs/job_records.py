@@ -94,7 +94,7 @@ class TrainingJob:
 
     @property
     def cache_dir(self) -> Path | None:
-        """The persistent cache of the warm-pool chain this job runs on, if any."""
+        """The persistent cache of the warm-pool chain this job runs on, if any (made on first use)."""
         pool = self.pool
         return pool.cache_dir if pool is not None and pool.state != WarmPoolStatus.TERMINATED else None
 

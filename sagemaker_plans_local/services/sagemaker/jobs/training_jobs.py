@@ -19,7 +19,7 @@ from sagemaker_plans_local.core.arns import sagemaker_arn
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.errors import InUse, InvalidRequest, JobNotFound
 from sagemaker_plans_local.core.settings import Settings
-from sagemaker_plans_local.core.store import Position, Table
+from sagemaker_plans_local.core.store import Position, Shared, Table
 from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor, RunResult
 from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob, interned
 from sagemaker_plans_local.services.sagemaker.jobs.job_rules import (
@@ -74,6 +74,7 @@ class TrainingJobs:
         self._account_id = account_id
         # Names are unique regardless of case (the ARN, the job's id, lower-cases them).
         self._jobs: Table[TrainingJob] = Table(JOB_INDEXES, fold_case=True)
+        self._shared = Shared()  # what jobs' requests repeat is held once
         self._sequence = itertools.count()
         self.pools = WarmPools(settings, cache_root)
         self.local_runs = LocalRuns(clock, executor)
@@ -129,6 +130,7 @@ class TrainingJobs:
             )
         check_create_rules(spec, self._settings)
         plan = self._life.queue.plan_for(spec)
+        spec = self._shared.copy(spec)
         at = self._clock.now()
         job = TrainingJob(name, arn, spec, at, next(self._sequence), last_modified=at, plan=plan)
         pool = self.pools.find_match(spec) if not job.resource_config.get("InstanceGroups") else None

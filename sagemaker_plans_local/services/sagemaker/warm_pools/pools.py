@@ -1,7 +1,8 @@
 """Managed warm pools: kept instances, matching, reuse chains, keep-alive, cache.
 
 A :class:`WarmPool` is one chain: the instances first kept by a job and then
-handed from job to job. Its persistent cache directory lives as long as it.
+handed from job to job. Its persistent cache directory is made on first use
+(a chain of simulated jobs never makes one) and lives as long as it.
 :class:`WarmPools` never touches a job or the clock: its commands return what
 changed (:class:`Handover`, :class:`PoolKept`, :class:`PoolEnded`) and the job
 service applies that to its jobs and schedules the pool's expiry.
@@ -67,7 +68,7 @@ class WarmPoolView:
 
 @attrs.define(eq=False)
 class WarmPool:
-    """One chain of kept instances and its persistent cache directory.
+    """One chain of kept instances and its persistent cache directory (``cache_root/pool_id``).
 
     ``holder`` names the job the instances run (or last ran) for; ``plan_arn``
     is the training plan whose instances the chain holds, if any.
@@ -77,7 +78,7 @@ class WarmPool:
     key: Hashable
     instance_type: str
     instance_count: int
-    cache_dir: Path
+    cache_root: Path  # shared by the region's pools
     holder: str
     plan_arn: str | None = None
     state: WarmPoolStatus = WarmPoolStatus.IN_USE  # IN_USE | AVAILABLE | TERMINATED
@@ -86,6 +87,18 @@ class WarmPool:
     available_since: datetime | None = None
     expires_at: datetime | None = None
     expiry: Event | None = None
+
+    @property
+    def cache_dir(self) -> Path:
+        """The chain's persistent cache directory, made on first use while the pool lasts."""
+        if self.state != WarmPoolStatus.TERMINATED:
+            self.cache_path.mkdir(parents=True, exist_ok=True)
+        return self.cache_path
+
+    @property
+    def cache_path(self) -> Path:
+        """Where the cache directory is (made or not)."""
+        return self.cache_root / self.pool_id
 
 
 @attrs.frozen
@@ -154,14 +167,12 @@ class WarmPools:
         """Start a chain for a cold job (on the training plan ``plan_arn``) that asked for a warm pool."""
         resources = spec["ResourceConfig"]
         pool_id = f"wp-{next(self._ids):06d}"
-        cache_dir = self._cache_root / pool_id
-        cache_dir.mkdir(parents=True, exist_ok=True)
         return WarmPool(
             pool_id,
             match_key(spec),
             resources["InstanceType"],
             resources["InstanceCount"],
-            cache_dir,
+            self._cache_root,
             holder=job_name,
             plan_arn=plan_arn,
         )
@@ -241,5 +252,5 @@ class WarmPools:
         pool.state = WarmPoolStatus.TERMINATED
         if pool.kept:
             self._kept_instances[pool.instance_type] -= pool.instance_count
-        shutil.rmtree(pool.cache_dir, ignore_errors=True)
+        shutil.rmtree(pool.cache_path, ignore_errors=True)  # if made (by this process or another)
         return PoolEnded(pool, at)

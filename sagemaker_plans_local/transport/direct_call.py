@@ -1,0 +1,62 @@
+"""``LocalBackend.call``: one operation answered without a boto3 client's per-call machinery.
+
+The request takes the path a boto3 client gives it, minus what only matters on the way to AWS: the
+parameters are validated by botocore's own validator (a bad one raises the same
+``ParamValidationError``), an idempotency token the caller left out is filled in as botocore does,
+botocore's serializer for the service's protocol makes the request, and the same
+:class:`~.service_hook.ServiceHook` a client is answered by answers it (the service's validation,
+handler and parsed answer). An error raises the ``ClientError`` subclass a client raises, with the
+same response. Skipped: the client's events (no handler a caller registered on a client runs),
+endpoint resolution, the user agent, signing, HTTP and retries. Only the JSON-protocol services
+(``sagemaker``, ``logs``) are answered: the others' clients customize their requests.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import boto3
+from botocore.handlers import generate_idempotent_uuid
+from botocore.serialize import create_serializer
+from botocore.validate import validate_parameters
+
+from sagemaker_plans_local.transport.service_hook import Service, ServiceHook
+
+#: The services ``call`` answers (botocore names): their protocol is JSON and their clients add nothing.
+DIRECT_SERVICES = ("sagemaker", "logs")
+
+
+class DirectCalls:
+    """Answers ``call(operation, params)`` for one service of one backend (``service``: what its hooks answer)."""
+
+    def __init__(self, service_name: str, service: Service, region: str, session: boto3.session.Session):
+        if service_name not in DIRECT_SERVICES:
+            raise ValueError(
+                f"call answers {', '.join(DIRECT_SERVICES)}, not {service_name!r}: use client({service_name!r})"
+            )
+        self.region = region
+        self._hook = ServiceHook(service_name, service, fast=service_name == "sagemaker")
+        self._exceptions, self._model = _client_parts(session, service_name)
+        self._serializer = create_serializer(self._model.resolved_protocol, include_validation=False)
+
+    def __call__(self, operation_name: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The parsed answer to ``operation_name`` (botocore's name, e.g. ``DescribeTrainingJob``)."""
+        model = self._model.operation_model(operation_name)
+        params = dict(params)
+        generate_idempotent_uuid(params, model)
+        if model.input_shape is not None:
+            validate_parameters(params, model.input_shape)
+        request = self._serializer.serialize_to_request(params, model)
+        http, parsed = self._hook(model, request, {"client_region": self.region})
+        if http.status_code >= 300:
+            error_class = self._exceptions.from_code(parsed.get("Error", {}).get("Code"))
+            raise error_class(parsed, operation_name)
+        return parsed
+
+
+@functools.lru_cache(maxsize=None)
+def _client_parts(session: boto3.session.Session, service_name: str) -> tuple[Any, Any]:
+    """A client's exception classes (the very classes its clients raise) and service model."""
+    client = session.client(service_name, region_name="us-east-1")
+    return client.exceptions, client.meta.service_model
