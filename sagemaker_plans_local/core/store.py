@@ -127,6 +127,13 @@ class Shared:
         self._strings: dict[str, str] = {}
         self._integers: dict[int, int] = {}
 
+    def __getstate__(self) -> dict:
+        """A snapshot keeps the limit, not the pool (the records hold their values)."""
+        return {"_limit": self._limit}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["_limit"])  # type: ignore[misc]
+
     def copy(self, value: Any) -> Any:
         kind = type(value)
         if kind is str:
