@@ -51,16 +51,16 @@ def _backend():
     return backend
 
 
-def _sweep_requests(jobs: int) -> list[tuple[float, dict, int]]:
-    """(submit second, request, run seconds) of ``jobs`` jobs over 30 days, in submit order."""
+def _sweep_workload(jobs: int) -> list[tuple[float, int, int]]:
+    """(submit second, group, run seconds) of ``jobs`` jobs over 30 days, in submit order: as
+    small as a simulator's workload rows (each request is built when it is sent)."""
     rng = random.Random(19)
     step = DAYS * 86400 / jobs
-    requests = []
-    for i in range(jobs):
-        group = rng.randrange(GROUPS)
-        request = job_request(f"job-{i:06d}", role=f"group-{group}", keep_alive=600 if group % 2 else 0)
-        requests.append((i * step, request, rng.randrange(300, 3300)))
-    return requests
+    return [(i * step, rng.randrange(GROUPS), rng.randrange(300, 3300)) for i in range(jobs)]
+
+
+def _sweep_request(index: int, group: int) -> dict:
+    return job_request(f"job-{index:06d}", role=f"group-{group}", keep_alive=600 if group % 2 else 0)
 
 
 def _read_back(client) -> int:
@@ -75,16 +75,17 @@ def _read_back(client) -> int:
 
 
 def _sweep(jobs: int) -> dict:
-    requests = _sweep_requests(jobs)
+    workload = _sweep_workload(jobs)
     import sagemaker_plans_local  # noqa: F401  # the package is loaded once per process, not per policy
 
     started, cpu = time.perf_counter(), time.process_time()
     backend = _backend()
     client, clock = backend.client(), backend.clock
-    for submit, request, seconds in requests:
+    for index, (submit, group, seconds) in enumerate(workload):
         due = START + timedelta(seconds=submit)
         if due > clock.now():
             clock.advance(due - clock.now())
+        request = _sweep_request(index, group)
         backend.script_job(request["TrainingJobName"], runtime_seconds=seconds)
         client.create_training_job(**request)
     clock.advance(timedelta(days=1))  # past every end and every pool's expiry
@@ -92,10 +93,11 @@ def _sweep(jobs: int) -> dict:
     cpu = time.process_time()
     figures["completed"] = _read_back(client)
     figures["read_cpu"] = time.process_time() - cpu
+    described = range(0, jobs, max(1, jobs // 2000))  # up to 2,000 describes, spread out
     cpu = time.process_time()
-    for _, request, _ in requests[:: max(1, jobs // 2000)]:  # up to 2,000 describes, spread out
-        client.describe_training_job(TrainingJobName=request["TrainingJobName"])
-    figures["describe_us"] = (time.process_time() - cpu) / len(requests[:: max(1, jobs // 2000)]) * 1e6
+    for index in described:
+        client.describe_training_job(TrainingJobName=f"job-{index:06d}")
+    figures["describe_us"] = (time.process_time() - cpu) / len(described) * 1e6
     backend.close()
     return figures
 

@@ -63,6 +63,7 @@ class Emulation:
         self.run_logs: Callable[[str], Any] = self.log_store
         self._logs: dict[str, LogStore] = {}
         self._scripts: dict[str, JobScript] = {}
+        self._same_scripts: dict[JobScript, JobScript] = {}  # equal scripts held once (bounded)
         self._plan_scripts: dict[str, PlanScript] = {}
         self._regions: dict[str, Region] = {}
 
@@ -181,6 +182,9 @@ class Emulation:
     def script_job(self, job_name: str, script: JobScript) -> None:
         with self.lock:
             key = job_name.lower()
+            if len(self._same_scripts) >= 10_000:
+                self._same_scripts.clear()
+            script = self._same_scripts.setdefault(script, script)
             self._scripts[job_name if key == job_name else key] = script
             for region in self._regions.values():
                 region.training_jobs.rescript(job_name)

@@ -25,14 +25,14 @@ class Table(Generic[T]):
         self, indexes: Mapping[str, Callable[[T], Any]] | None = None, fold_case: bool = False
     ) -> None:
         self._rows: dict[str, T] = {}
-        self._numbers: dict[str, int] = {}
-        self._keys: dict[int, str] = {}
+        self._keys: dict[int, str] = {}  # insertion number -> key
         self._counter = itertools.count()
         self._fold = fold_case
         self._value_of = dict(indexes or {})
         self._indexes = {name: SortedList() for name in self._value_of}
         self._by_order = tuple(zip(self._value_of.values(), self._indexes.values()))
-        self._entries: dict[str, list[Position]] = {}  # each row's positions, in the indexes' order
+        # each row's insertion number, then its positions in the indexes' order
+        self._entries: dict[str, list[Any]] = {}
 
     def _key(self, key: str) -> str:
         if not self._fold:
@@ -49,20 +49,18 @@ class Table(Generic[T]):
     def put(self, key: str, row: T) -> None:
         key = self._key(key)
         if key in self._rows:
-            self._unindex(key)
+            number = self._unindex(key)
         else:
             number = next(self._counter)
-            self._numbers[key] = number
             self._keys[number] = key
         self._rows[key] = row
-        self._index(key)
+        self._index(key, number)
 
     def delete(self, key: str) -> None:
         key = self._key(key)
         if key not in self._rows:
             return
-        self._unindex(key)
-        del self._rows[key], self._keys[self._numbers.pop(key)]
+        del self._rows[key], self._keys[self._unindex(key)]
 
     def reindex(self, key: str) -> None:
         """Re-sort a row after a field one of its indexes sorts by has changed (only the indexes it moves in)."""
@@ -70,8 +68,8 @@ class Table(Generic[T]):
         entries = self._entries.get(key)
         if entries is None:
             return
-        row, number = self._rows[key], self._numbers[key]
-        for at, (value_of, index) in enumerate(self._by_order):
+        row, number = self._rows[key], entries[0]
+        for at, (value_of, index) in enumerate(self._by_order, 1):
             position = (value_of(row), number)
             if position != entries[at]:
                 index.remove(entries[at])
@@ -101,16 +99,19 @@ class Table(Generic[T]):
         for position in ordered:
             yield position, self._rows[self._keys[position[1]]]
 
-    def _index(self, key: str) -> None:
-        row, number = self._rows[key], self._numbers[key]
-        entries = [(value_of(row), number) for value_of, _ in self._by_order]
-        for position, (_, index) in zip(entries, self._by_order):
+    def _index(self, key: str, number: int) -> None:
+        row = self._rows[key]
+        entries = [number, *((value_of(row), number) for value_of, _ in self._by_order)]
+        for position, (_, index) in zip(entries[1:], self._by_order):
             index.add(position)
         self._entries[key] = entries
 
-    def _unindex(self, key: str) -> None:
-        for position, (_, index) in zip(self._entries.pop(key, ()), self._by_order):
+    def _unindex(self, key: str) -> int:
+        """Take the row out of the indexes; its insertion number."""
+        entries = self._entries.pop(key)
+        for position, (_, index) in zip(entries[1:], self._by_order):
             index.remove(position)
+        return entries[0]
 
 
 class Shared:
@@ -126,6 +127,13 @@ class Shared:
         self._limit = limit
         self._strings: dict[str, str] = {}
         self._integers: dict[int, int] = {}
+
+    def __getstate__(self) -> dict:
+        """A snapshot keeps the limit, not the pool (the records hold their values)."""
+        return {"_limit": self._limit}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__init__(state["_limit"])  # type: ignore[misc]
 
     def copy(self, value: Any) -> Any:
         kind = type(value)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import json
 from typing import Any, Callable, Iterator, NamedTuple
@@ -56,14 +55,19 @@ class JsonBody:
         yield bytes(self)
 
 
-@contextlib.contextmanager
-def parsing_answers(parse: Parse) -> Iterator[None]:
+class parsing_answers:  # noqa: N801  # used as a context manager, like contextlib's
     """JSON answers made in the block (this thread) carry ``parse``'s parsed form (see JsonBody)."""
-    token = _PARSE.set(parse)
-    try:
-        yield
-    finally:
-        _PARSE.reset(token)
+
+    __slots__ = ("_parse", "_token")
+
+    def __init__(self, parse: Parse) -> None:
+        self._parse = parse
+
+    def __enter__(self) -> None:
+        self._token = _PARSE.set(self._parse)
+
+    def __exit__(self, *_: Any) -> None:
+        _PARSE.reset(self._token)
 
 
 def answer_parser() -> Parse | None:

@@ -280,13 +280,20 @@ def _build_validity(shape: Shape) -> _Valid:
     if kind == "structure":
         members = {name: _validity(member) for name, member in shape.members.items()}
         required = tuple(shape.required_members)
-        return lambda value: (
-            is_typed(value)
-            and all(
-                item is not None and members[name](item) for name, item in value.items() if name in members
-            )
-            and all(value.get(name) is not None for name in required)
-        )
+
+        def valid_structure(value: Any) -> bool:
+            if not is_typed(value):
+                return False
+            for name, item in value.items():
+                valid = members.get(name)
+                if valid is not None and (item is None or not valid(item)):
+                    return False
+            for name in required:
+                if value.get(name) is None:
+                    return False
+            return True
+
+        return valid_structure
     if kind == "list":
         item_valid = _validity(shape.member)
         return lambda value: (
@@ -304,6 +311,8 @@ def _build_validity(shape: Shape) -> _Valid:
                 for key, item in value.items()
             )
         )
+    if not fails:
+        return is_typed
     return lambda value: is_typed(value) and not any(rule(value) for rule in fails)
 
 

@@ -163,20 +163,12 @@ def _convert_structure(shape: Shape, building: dict[str, list]) -> Decode:
     members = tuple((name, _converter_or_none(member, building)) for name, member in shape.members.items())
     ranks = {name: (rank, convert) for rank, (name, convert) in enumerate(members)}
 
-    def in_model_order(value: Any) -> dict:
-        for name, item in value.items():
-            if item is not None and name not in ranks:
-                raise ValueError(f"{shape.name} has no member {name!r}")
-        parsed = {}
-        for name, convert_member in members:
-            item = value.get(name)
-            if item is not None:
-                parsed[name] = item if convert_member is None else convert_member(item)
-        return parsed
+    def rank_of(name: str) -> int:
+        return ranks[name][0]
 
     def convert(value: Any) -> Any:
-        # One pass over the value's members while they come in model order (as handlers write them).
-        parsed, last = {}, -1
+        # One pass over the value's members; sorted into model order after, if they were not in it.
+        parsed, last, ordered = {}, -1, True
         for name, item in value.items():
             if item is None:
                 continue
@@ -185,10 +177,10 @@ def _convert_structure(shape: Shape, building: dict[str, list]) -> Decode:
                 raise ValueError(f"{shape.name} has no member {name!r}")
             rank, convert_member = entry
             if rank < last:
-                return in_model_order(value)
+                ordered = False
             last = rank
             parsed[name] = item if convert_member is None else convert_member(item)
-        return parsed
+        return parsed if ordered else {name: parsed[name] for name in sorted(parsed, key=rank_of)}
 
     cell[0] = convert
     return convert

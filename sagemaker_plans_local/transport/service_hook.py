@@ -26,7 +26,7 @@ import functools
 import logging
 from typing import Any, Callable, Protocol
 
-from botocore.awsrequest import AWSResponse
+from botocore.awsrequest import AWSResponse, HeadersDict
 from botocore.model import OperationModel
 from botocore.parsers import PROTOCOL_PARSERS, ResponseParser
 from botocore.response import StreamingBody
@@ -67,6 +67,27 @@ class RawBody:
 
     def close(self) -> None:
         pass
+
+
+class _DecodedResponse(AWSResponse):
+    """The HTTP side of an answer parsed in-process: its ``HeadersDict`` is made if someone asks."""
+
+    def __init__(self, url: str, status_code: int, headers: dict, raw: Any) -> None:
+        self.url = url
+        self.status_code = status_code
+        self._headers: Any = headers
+        self.raw = raw
+        self._content = None
+
+    @property  # type: ignore[override]
+    def headers(self) -> HeadersDict:
+        if not isinstance(self._headers, HeadersDict):
+            self._headers = HeadersDict(self._headers)
+        return self._headers
+
+    @headers.setter
+    def headers(self, value: Any) -> None:
+        self._headers = value
 
 
 class ServiceHook:
@@ -149,7 +170,7 @@ class ServiceHook:
         if self._fast and status < 300 and isinstance(body, JsonBody):
             decoded = self._decoded(model, status, headers, body)
             if decoded is not None:
-                return AWSResponse(params.get("url", ""), status, headers, body), decoded
+                return _DecodedResponse(params.get("url", ""), status, headers, body), decoded
         streaming = hasattr(body, "read")
         if streaming and (status >= 300 or not model.has_streaming_output):
             data = body.read()

@@ -114,16 +114,16 @@ class TrainingJob:
             self.trained_seconds += (at - self.segment_start).total_seconds()
             self.segment_start = None
 
-    def instance_demand(self) -> Counter[str]:
+    def instance_demand(self) -> dict[str, int]:
         """Instances of each type this job runs on."""
-        groups = self.resource_config.get("InstanceGroups")
+        resources = self.resource_config
+        groups = resources.get("InstanceGroups")
+        if not groups:
+            return {resources["InstanceType"]: resources["InstanceCount"]}
         demand: Counter[str] = Counter()
-        if groups:
-            for group in groups:
-                demand[group["InstanceType"]] += group["InstanceCount"]
-        else:
-            demand[self.resource_config["InstanceType"]] += self.resource_config["InstanceCount"]
-        return demand
+        for group in groups:
+            demand[group["InstanceType"]] += group["InstanceCount"]
+        return dict(demand)
 
     def enter(self, secondary: SecondaryStatus, at: datetime, message: str) -> None:
         if self.transitions:

@@ -13,7 +13,7 @@ import functools
 import threading
 from collections import Counter
 from datetime import datetime, timedelta
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings, quota_for
@@ -98,7 +98,7 @@ class JobLifecycle:
 
     def start_cold(self, job: TrainingJob, at: datetime) -> None:
         """Start a job off any plan on new instances (counted against the quota)."""
-        self._usage.update(job.instance_demand())
+        self._use(job, 1)
         self.start_on_capacity(job, None, at)
 
     def settle(self, job: TrainingJob, timeout: float | None) -> None:
@@ -140,7 +140,7 @@ class JobLifecycle:
             self.queue.adopt(job, giver)
             job.block = job.plan.active_block()
         else:
-            self._usage.update(job.instance_demand())
+            self._use(job, 1)
         job.enter(SecondaryStatus.STARTING, at, "Starting the training job")
         warm = Provisioning.warm(self._service_seconds(self._settings.warm_start_seconds))
         self._plan_provisioning(job, at, warm)
@@ -295,7 +295,7 @@ class JobLifecycle:
         if job.training_start is not None:
             job.training_end = at
         if job.plan is None:
-            self._usage.subtract(job.instance_demand())
+            self._use(job, -1)
         keep = keeps_pool(status, job.instances_started, failure_reason)
         self._release_pool(job, at, keep and (job.plan is None or job.block is not None))
         if job.plan is not None:
@@ -380,7 +380,13 @@ class JobLifecycle:
             self.decide(self.queue.release_pool(holder.plan, pool_key(pool), at))
 
     # -- quotas ----------------------------------------------------------------
-    def check_instance_quota(self, demand: Counter[str]) -> None:
+    def _use(self, job: TrainingJob, sign: int) -> None:
+        """Count the job's instances in (1) or out (-1) of the quota usage."""
+        usage = self._usage
+        for instance_type, count in job.instance_demand().items():
+            usage[instance_type] += sign * count
+
+    def check_instance_quota(self, demand: Mapping[str, int]) -> None:
         for instance_type, count in demand.items():
             limit = quota_for(self._settings.instance_quota, instance_type)
             used = self._usage[instance_type] + self.pools.idle(instance_type)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 from datetime import datetime, timedelta
 
 import attrs
@@ -49,6 +50,7 @@ class Provisioning:
     training_start: timedelta
 
     @classmethod
+    @functools.lru_cache(maxsize=64)  # immutable, and the settings give the same few lengths
     def cold(cls, seconds: float) -> "Provisioning":
         return cls(
             launching=timedelta(seconds=seconds / 6),
@@ -57,6 +59,7 @@ class Provisioning:
         )
 
     @classmethod
+    @functools.lru_cache(maxsize=64)
     def warm(cls, seconds: float) -> "Provisioning":
         # A reused pool has its instances: no launch, only a quick preparation.
         return cls(

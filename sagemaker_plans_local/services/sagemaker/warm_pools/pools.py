@@ -68,7 +68,7 @@ class WarmPoolView:
 
 @attrs.define(eq=False)
 class WarmPool:
-    """One chain of kept instances and its persistent cache directory (``cache_root/pool_id``).
+    """One chain of kept instances and its persistent cache directory (at ``cache_path``).
 
     ``holder`` names the job the instances run (or last ran) for; ``plan_arn``
     is the training plan whose instances the chain holds, if any.
@@ -78,7 +78,7 @@ class WarmPool:
     key: Hashable
     instance_type: str
     instance_count: int
-    cache_root: Path  # shared by the region's pools
+    cache_path: Path  # made on first use (cache_dir)
     holder: str
     plan_arn: str | None = None
     state: WarmPoolStatus = WarmPoolStatus.IN_USE  # IN_USE | AVAILABLE | TERMINATED
@@ -94,11 +94,6 @@ class WarmPool:
         if self.state != WarmPoolStatus.TERMINATED:
             self.cache_path.mkdir(parents=True, exist_ok=True)
         return self.cache_path
-
-    @property
-    def cache_path(self) -> Path:
-        """Where the cache directory is (made or not)."""
-        return self.cache_root / self.pool_id
 
 
 @attrs.frozen
@@ -172,7 +167,7 @@ class WarmPools:
             match_key(spec),
             resources["InstanceType"],
             resources["InstanceCount"],
-            self._cache_root,
+            self._cache_root / pool_id,
             holder=job_name,
             plan_arn=plan_arn,
         )
