@@ -318,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         help="also cProfile our client on OPERATION (default describe_training_job)",
     )
     parser.add_argument(
-        "--engine-100k", action="store_true", help="section 12 also at 100,000 jobs (about two minutes more)"
+        "--engine-100k", action="store_true", help="section 14 also at 100,000 jobs (about two minutes more)"
     )
     for name, what in SECTIONS:
         parser.add_argument(f"--skip-{name}", action="store_true", help=f"skip {what}")
