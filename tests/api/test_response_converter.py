@@ -2,23 +2,18 @@
 with exactly the values, types and member order botocore's parser gives for its wire JSON."""
 
 import datetime
-import functools
 import json
 
 import pytest
-from botocore.parsers import JSONParser
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.protocol.json_wire import encode_output
-from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.services.sagemaker.api.service import HANDLERS
 from sagemaker_plans_local.transport.response_decoder import converter_for
-from tests.model_strategies import for_shape
+from tests.api.test_response_decoder import MODEL, UID, botocore_parse, output_values
 
-MODEL = service_model()
-UID = MODEL.metadata["uid"]
 START = datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc)
 OUTPUTS = sorted(
     op
@@ -26,13 +21,6 @@ OUTPUTS = sorted(
     if MODEL.operation_model(op).output_shape is not None
     and converter_for(MODEL.operation_model(op).output_shape, UID) is not None
 )
-
-
-def botocore_parse(shape, wire):
-    response = {"status_code": 200, "headers": {}, "body": json.dumps(wire).encode()}
-    parsed = JSONParser().parse(response, shape)
-    parsed.pop("ResponseMetadata")
-    return parsed
 
 
 def assert_same(ours, theirs, path="answer"):
@@ -55,11 +43,6 @@ def assert_same(ours, theirs, path="answer"):
         ), path
     else:
         assert ours == theirs, path
-
-
-@functools.lru_cache(maxsize=None)  # one strategy per operation, not one per example
-def output_values(operation: str) -> st.SearchStrategy:
-    return for_shape(MODEL.operation_model(operation).output_shape)
 
 
 @pytest.mark.parametrize("operation", OUTPUTS)
