@@ -72,6 +72,7 @@ class LocalExecutor:
         self._lock = threading.Lock()
         self._by_key: dict[str, LocalRun] = {}
         self._released: set[str] = set()
+        self._unclosed: set[LocalRun] = set()  # started, instance directories not yet cleaned
 
     # -- the port ----------------------------------------------------------------------
     def runs(self, job: "TrainingJob") -> bool:
@@ -85,6 +86,7 @@ class LocalExecutor:
             previous = self._by_key.get(key)
             run = LocalRun(self, facts, at, key, pooled, previous)
             self._by_key[key] = run
+            self._unclosed.add(run)
         run.begin()
         return run
 
@@ -125,9 +127,9 @@ class LocalExecutor:
         return self.root / "instances" / self._key(name, job.pool is not None)
 
     def close(self, timeout: float | None = None) -> None:
-        """Stop every run and wait for them to end."""
+        """Stop every run and wait for them to end and clean up."""
         with self._lock:
-            runs = list(self._by_key.values())
+            runs = list(self._unclosed)
         for run in runs:
             run.stop()
         for run in runs:
@@ -146,5 +148,9 @@ class LocalExecutor:
             delete = not run.pooled or (run.key in self._released and not current)
             if delete:
                 self._released.discard(run.key)
-        if delete:
-            shutil.rmtree(self.root / "instances" / run.key, ignore_errors=True)
+        try:
+            if delete:
+                shutil.rmtree(self.root / "instances" / run.key, ignore_errors=True)
+        finally:
+            with self._lock:
+                self._unclosed.discard(run)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import sys
+import threading
 from datetime import timedelta
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -156,6 +159,30 @@ def test_release_during_a_run_waits_for_its_end(world):
     assert (instances / "algo-1" / "opt" / "ml" / "code" / "sleeper.py").is_file()
     run.stop()
     assert run.join(120) and not instances.exists()
+
+
+def test_close_waits_for_a_run_still_cleaning_up(world, monkeypatch):
+    from sagemaker_plans_local.runtime import executor as executor_module
+
+    cleaning, may_finish, order = threading.Event(), threading.Event(), []
+    real_rmtree = shutil.rmtree
+
+    def slow_rmtree(path, **kwargs):  # the run has left the executor's table, its tree is still there
+        cleaning.set()
+        may_finish.wait()
+        real_rmtree(path, **kwargs)
+        order.append("cleaned")
+
+    monkeypatch.setattr(executor_module, "shutil", SimpleNamespace(rmtree=slow_rmtree))
+    job = world.job("cleaning", "contract_probe.py")
+    run = world.executor.start(job, START)
+    assert run.wait(120) is not None and cleaning.wait(120)
+    closer = threading.Thread(target=lambda: (world.executor.close(120), order.append("closed")))
+    closer.start()
+    closer.join(0.2)  # a close that did not wait would have returned by now
+    may_finish.set()
+    closer.join(120)
+    assert order == ["cleaned", "closed"] and not world.executor.instances_dir(job).exists()
 
 
 def test_a_restarted_job_waits_for_its_previous_run(world):
