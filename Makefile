@@ -23,7 +23,8 @@ NODE_SDK_STAMP := $(NODE_SDK)/.installed
 # from Debian's packages when mpirun is missing (non-interactive; ~30 s), then in each environment
 # mpi4py (built against it) and a CPU build of PyTorch: pinned, as a newer range pulls a multi-GB
 # CUDA build (~50 s per environment here, ~750 MB). Jobs find them as their "image" has them: a
-# job's Python sees the calling environment's site-packages (runtime/environments.py).
+# job's Python sees the calling environment's site-packages (runtime/environments.py). paramiko: v2's
+# `@remote(use_mpirun=True)` driver imports it in the job (v3's SDK already depends on it).
 TORCH := 'torch==2.13.0'
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 MPI_STAMP := $(VENV)/.distributed-installed
@@ -49,7 +50,7 @@ open-mpi:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -q openmpi-bin libopenmpi-dev; }
 
 $(MPI_STAMP): $(STAMP) | open-mpi
-	$(PY) -m pip install --quiet $(TORCH) mpi4py
+	$(PY) -m pip install --quiet $(TORCH) mpi4py paramiko
 	touch $(MPI_STAMP)
 
 $(MPI_STAMP3): $(STAMP3) | open-mpi
