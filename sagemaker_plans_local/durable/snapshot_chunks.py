@@ -195,11 +195,12 @@ def load(stream: IO[bytes]) -> Any:
     def persistent_load(number: int) -> Any:
         return records[number] if number >= 0 else exported[-1 - number]
 
+    made: dict[type, _Made] = {}
     number = 0
     for chunk, count in enumerate(_numbers(directory.counts)):
         data = _frame(stream)
         source = io.BytesIO(data)
-        unpickler = pickle.Unpickler(source)
+        unpickler = _Unpickler(source, made)
         unpickler.persistent_load = persistent_load  # type: ignore[method-assign]
         for _ in range(count):
             _build(records[number], unpickler.load())
@@ -211,6 +212,45 @@ def load(stream: IO[bytes]) -> Any:
     if number != len(records) or stream.read(1):
         raise ValueError("its chunks do not fill its records")
     return records[0]
+
+
+class _Made(dict):
+    """The values of one immutable class made so far, by their arguments: made once each."""
+
+    def __init__(self, kind: type) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, arguments: tuple) -> Any:
+        value = self[arguments] = self.kind(*arguments)
+        return value
+
+    def make(self, *arguments: Any) -> Any:
+        try:
+            return self[arguments]
+        except TypeError:  # an unhashable argument (a tzinfo of its own)
+            return self.kind(*arguments)
+
+
+class _Unpickler(pickle.Unpickler):
+    """A chunk's unpickler: equal datetimes, dates and timedeltas, in any chunk, are one object
+    (a state's moments repeat: each event's due time, each job's last change)."""
+
+    def __init__(self, source: IO[bytes], made: dict[type, _Made]) -> None:
+        super().__init__(source)
+        self._made = made
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = super().find_class(module, name)
+        if found not in _SHARED:
+            return found
+        made = self._made.get(found)
+        if made is None:
+            made = self._made[found] = _Made(found)
+        return made.make
+
+
+_SHARED = (datetime.datetime, datetime.date, datetime.timedelta)
 
 
 def _keep(unpickler: pickle.Unpickler, places: list[tuple[int, int]], exported: list[Any]) -> None:

@@ -69,36 +69,45 @@ def stamp(root: Path) -> str:
 
 
 class LateExecutor:
-    """A region's executor in a loaded snapshot: the opening backend's own, once :meth:`attach` names it."""
+    """A region's executor in a loaded snapshot: the opening backend's own, made from the factory
+    :meth:`attach` names when first needed (a reopen that runs no job's code loads no runtime)."""
 
     def __init__(self, region: str) -> None:
         self.region = region
         self.target: Executor | None = None
+        self._emulation: Emulation | None = None
         _loading().append(self)
 
     def attach(self, emulation: Emulation) -> None:
-        factory = emulation.executor_factory
-        self.target = factory(emulation, self.region) if factory is not None else None
+        self._emulation = emulation
 
-    def _real(self) -> Executor:
-        assert self.target is not None  # attached before the first replay
+    def _real(self) -> Executor | None:
+        emulation, self._emulation = self._emulation, None
+        if emulation is not None and emulation.executor_factory is not None:
+            self.target = emulation.executor_factory(emulation, self.region)
         return self.target
 
     def runs(self, job: TrainingJob) -> bool:
-        return self.target is not None and self.target.runs(job)
+        target = self._real()
+        return target is not None and target.runs(job)
 
     def start(self, job: TrainingJob, at: Any) -> Run:
-        return self._real().start(job, at)
+        target = self._real()
+        assert target is not None  # runs() said it runs the job
+        return target.start(job, at)
 
     def ended(self, job: TrainingJob, started: Any, result: Any, at: Any) -> None:
-        self._real().ended(job, started, result, at)
+        target = self._real()
+        assert target is not None  # it started the run
+        target.ended(job, started, result, at)
 
     def release(self, pool_id: str) -> None:
-        if self.target is not None:
-            self.target.release(pool_id)
+        target = self._real()  # a pool's instance directories may be left by an earlier process
+        if target is not None:
+            target.release(pool_id)
 
     def close(self, timeout: float | None = None) -> None:
-        if self.target is not None:
+        if self.target is not None:  # never made: no run to stop
             self.target.close(timeout)
 
 
@@ -168,7 +177,7 @@ def load(journal: Journal, root: Path) -> tuple[Emulation, int, list[LateExecuto
             if _stream_digest(stream) != digest:
                 raise ValueError("its bytes do not match their digest")
         _state.executors = []
-        with journal.snapshot_data(mark, seq) as stream, gc_paused():  # many objects, no garbage
+        with journal.snapshot_data(mark, seq) as stream, gc_paused(keep=True):  # long-lived, no garbage
             emulation = snapshot_chunks.load(io.BufferedReader(stream, _CHUNK))  # type: ignore[type-var]
         if not isinstance(emulation, Emulation):
             raise TypeError(f"it holds a {type(emulation).__name__}")
