@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable
 
+from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import snapshot_chunks
 from sagemaker_plans_local.durable.gc_pause import gc_paused
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 #: The layout of a snapshot (``durable/snapshot_chunks.py``); a change makes every older snapshot pass over.
 FORMAT = 2
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20  # the stream's reads
 
 
 @functools.lru_cache(maxsize=None)
@@ -144,10 +145,18 @@ def _dispatch_table() -> dict[type, Callable[[Any], Any]]:
     return table
 
 
+def _event_state(event: Event, state: Any) -> Any:
+    """What a snapshot keeps of a clock event: no action once it can never run (fired, cancelled:
+    no clock holds it), only what it says (a job's events stay listed until the job clears them)."""
+    if isinstance(state, tuple) and state[1].get("_clock") is None:
+        return None, {**state[1], "action": None}
+    return state
+
+
 def dumps(emulation: Emulation) -> bytes:
     """The emulation's state as bytes (``PicklingError`` if it cannot be kept now)."""
     with gc_paused():  # many objects made (the chunks' memos), no garbage
-        return snapshot_chunks.dump(emulation, _dispatch_table())
+        return snapshot_chunks.dump(emulation, _dispatch_table(), {Event: _event_state})
 
 
 def digest_of(data: bytes) -> str:
