@@ -262,9 +262,7 @@ class _Unpickler(pickle.Unpickler):
     (a state's moments repeat: each event's due time, each job's last change), and so is each
     bound method of one owner."""
 
-    def __init__(
-        self, source: IO[bytes], made: dict[type, _Made], methods: dict[tuple[int, str], Any]
-    ) -> None:
+    def __init__(self, source: IO[bytes], made: dict[type, _Made], methods: _Methods) -> None:
         super().__init__(source)
         self._made = made
         self._methods = methods
