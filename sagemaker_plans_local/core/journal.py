@@ -194,7 +194,7 @@ class Journal:
             self._connection.execute("DELETE FROM snapshots WHERE stamp = ? AND seq < ?", (stamp, seq))
             self._connection.execute(
                 "DELETE FROM snapshots WHERE rowid NOT IN "
-                "(SELECT rowid FROM snapshots ORDER BY seq DESC LIMIT ?)",
+                "(SELECT rowid FROM snapshots ORDER BY seq DESC, rowid DESC LIMIT ?)",
                 (KEPT_SNAPSHOTS,),
             )
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sagemaker_plans_local.core.journal import Journal
-from sagemaker_plans_local.durable import snapshots
+from sagemaker_plans_local.durable import gc_pause, snapshots
 from sagemaker_plans_local.durable.leftovers import remove_leftovers
 from sagemaker_plans_local.durable.root_meta import open_root
 from sagemaker_plans_local.durable.services import journaled, replay_request
@@ -34,6 +34,7 @@ def open_durable(
     ``runs_code=False``: this process never claims a run (others on the root run the code).
     """
     journal = Journal(root)
+    loaded = None
     try:
         clock = open_root(journal, account_id, region, start_time)
         loaded = snapshots.load(journal, root)
@@ -55,8 +56,11 @@ def open_durable(
         replay = partial(_replay_call, services)
         attach = partial(_attach, late, emulation)
         durable = Durable(root, journal, emulation, replay, runs_code, applied=applied, attach=attach)
+        durable.frozen = loaded is not None  # a loaded snapshot is frozen (gc_pause.py) until release
     except BaseException:
         journal.close()
+        if loaded is not None:
+            gc_pause.thaw()
         raise
     services.wrap = partial(journaled, durable=durable)
     remove_leftovers(root)  # after this process's own owner is there

@@ -35,10 +35,12 @@ from typing import IO, Any, Callable, NamedTuple
 #: The first bytes of a chunked snapshot.
 MAGIC = b"SPLchunk2"
 #: A chunk is closed once its pickles pass this size.
-CHUNK_BYTES = 1 << 20
+CHUNK_BYTES = 1 << 17
 _PACKAGE = __name__.split(".", 1)[0] + "."
 _LENGTH = struct.Struct("<Q")
 _PLAIN, _RECORD, _TRACKED = 0, 1, 2
+#: By record class: ``trim(record, state)``, the state a snapshot writes of that record.
+States = dict[type, Callable[[Any, Any], Any]]
 _PLAIN_TYPES = (
     str,
     bytes,
@@ -93,8 +95,9 @@ def _kind(kind: type, dispatch: dict[type, Callable[[Any], Any]]) -> int:
 class _Writer:
     """The records and exports of one snapshot being written."""
 
-    def __init__(self, dispatch: dict[type, Callable[[Any], Any]]) -> None:
+    def __init__(self, dispatch: dict[type, Callable[[Any], Any]], states: States) -> None:
         self.dispatch = dispatch
+        self.states = states
         self.kinds: dict[type, int] = dict.fromkeys(_PLAIN_TYPES, _PLAIN)
         self.numbers: dict[int, int] = {}  # id -> record number
         self.records: list[Any] = []
@@ -137,7 +140,10 @@ class _Writer:
         self.picklers.append(pickler)
         last = first
         while last < len(self.records) and buffer.tell() < CHUNK_BYTES:
-            pickler.dump(_state_of(self.records[last]))
+            record = self.records[last]
+            state = _state_of(record)
+            trim = self.states.get(type(record))
+            pickler.dump(state if trim is None else trim(record, state))
             last += 1
         return buffer.getvalue(), last - first
 
@@ -153,9 +159,12 @@ def _state_of(record: Any) -> Any:
     return reduced[2] if len(reduced) > 2 else None
 
 
-def dump(root: object, dispatch: dict[type, Callable[[Any], Any]]) -> bytes:
-    """``root`` and everything it holds, as a chunked snapshot's bytes."""
-    writer = _Writer(dispatch)
+def dump(root: object, dispatch: dict[type, Callable[[Any], Any]], states: States | None = None) -> bytes:
+    """``root`` and everything it holds, as a chunked snapshot's bytes.
+
+    ``states``: by record class, what to write of a record's state instead (what it need not keep).
+    """
+    writer = _Writer(dispatch, states or {})
     if writer.persistent_id(root) != 0:
         raise pickle.PicklingError(f"a {type(root).__name__} cannot be a snapshot's root")
     chunks: list[bytes] = []
@@ -195,11 +204,13 @@ def load(stream: IO[bytes]) -> Any:
     def persistent_load(number: int) -> Any:
         return records[number] if number >= 0 else exported[-1 - number]
 
+    made: dict[type, _Made] = {}
+    methods = _Methods()
     number = 0
     for chunk, count in enumerate(_numbers(directory.counts)):
         data = _frame(stream)
         source = io.BytesIO(data)
-        unpickler = pickle.Unpickler(source)
+        unpickler = _Unpickler(source, made, methods)
         unpickler.persistent_load = persistent_load  # type: ignore[method-assign]
         for _ in range(count):
             _build(records[number], unpickler.load())
@@ -211,6 +222,64 @@ def load(stream: IO[bytes]) -> Any:
     if number != len(records) or stream.read(1):
         raise ValueError("its chunks do not fill its records")
     return records[0]
+
+
+class _Made(dict):
+    """The values of one immutable class made so far, by their arguments: made once each."""
+
+    def __init__(self, kind: type) -> None:
+        super().__init__()
+        self.kind = kind
+
+    def __missing__(self, arguments: tuple) -> Any:
+        value = self[arguments] = self.kind(*arguments)
+        return value
+
+    def make(self, *arguments: Any) -> Any:
+        try:
+            return self[arguments]
+        except TypeError:  # an unhashable argument (a tzinfo of its own)
+            return self.kind(*arguments)
+
+
+class _Methods(dict):
+    """The bound methods made so far, by owner and name: made once each."""
+
+    def make(self, owner: Any, name: str) -> Any:
+        """``getattr(owner, name)``, how a bound method is pickled: one object per owner and name
+        (a method scheduled for each job is one bound method, not one per event)."""
+        key = (id(owner), name)
+        found = self.get(key)
+        if found is None:
+            found = getattr(owner, name)
+            if type(found) is types.MethodType:
+                self[key] = found  # it holds its owner: the id is not reused during the load
+        return found
+
+
+class _Unpickler(pickle.Unpickler):
+    """A chunk's unpickler: equal datetimes, dates and timedeltas, in any chunk, are one object
+    (a state's moments repeat: each event's due time, each job's last change), and so is each
+    bound method of one owner."""
+
+    def __init__(self, source: IO[bytes], made: dict[type, _Made], methods: _Methods) -> None:
+        super().__init__(source)
+        self._made = made
+        self._methods = methods
+
+    def find_class(self, module: str, name: str) -> Any:
+        found = super().find_class(module, name)
+        if found is getattr:
+            return self._methods.make  # not a method of the unpickler: its memo would hold it
+        if found not in _SHARED:
+            return found
+        made = self._made.get(found)
+        if made is None:
+            made = self._made[found] = _Made(found)
+        return made.make
+
+
+_SHARED = (datetime.datetime, datetime.date, datetime.timedelta)
 
 
 def _keep(unpickler: pickle.Unpickler, places: list[tuple[int, int]], exported: list[Any]) -> None:

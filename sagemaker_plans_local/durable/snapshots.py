@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable
 
+from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import snapshot_chunks
 from sagemaker_plans_local.durable.gc_pause import gc_paused
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 
 #: The layout of a snapshot (``durable/snapshot_chunks.py``); a change makes every older snapshot pass over.
 FORMAT = 2
-_CHUNK = 1 << 20
+_CHUNK = 1 << 20  # the stream's reads
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,36 +70,45 @@ def stamp(root: Path) -> str:
 
 
 class LateExecutor:
-    """A region's executor in a loaded snapshot: the opening backend's own, once :meth:`attach` names it."""
+    """A region's executor in a loaded snapshot: the opening backend's own, made from the factory
+    :meth:`attach` names when first needed (a reopen that runs no job's code loads no runtime)."""
 
     def __init__(self, region: str) -> None:
         self.region = region
         self.target: Executor | None = None
+        self._emulation: Emulation | None = None
         _loading().append(self)
 
     def attach(self, emulation: Emulation) -> None:
-        factory = emulation.executor_factory
-        self.target = factory(emulation, self.region) if factory is not None else None
+        self._emulation = emulation
 
-    def _real(self) -> Executor:
-        assert self.target is not None  # attached before the first replay
+    def _real(self) -> Executor | None:
+        emulation, self._emulation = self._emulation, None
+        if emulation is not None and emulation.executor_factory is not None:
+            self.target = emulation.executor_factory(emulation, self.region)
         return self.target
 
     def runs(self, job: TrainingJob) -> bool:
-        return self.target is not None and self.target.runs(job)
+        target = self._real()
+        return target is not None and target.runs(job)
 
     def start(self, job: TrainingJob, at: Any) -> Run:
-        return self._real().start(job, at)
+        target = self._real()
+        assert target is not None  # runs() said it runs the job
+        return target.start(job, at)
 
     def ended(self, job: TrainingJob, started: Any, result: Any, at: Any) -> None:
-        self._real().ended(job, started, result, at)
+        target = self._real()
+        assert target is not None  # it started the run
+        target.ended(job, started, result, at)
 
     def release(self, pool_id: str) -> None:
-        if self.target is not None:
-            self.target.release(pool_id)
+        target = self._real()  # a pool's instance directories may be left by an earlier process
+        if target is not None:
+            target.release(pool_id)
 
     def close(self, timeout: float | None = None) -> None:
-        if self.target is not None:
+        if self.target is not None:  # never made: no run to stop
             self.target.close(timeout)
 
 
@@ -135,10 +145,18 @@ def _dispatch_table() -> dict[type, Callable[[Any], Any]]:
     return table
 
 
+def _event_state(event: Event, state: Any) -> Any:
+    """What a snapshot keeps of a clock event: no action once it can never run (fired, cancelled:
+    no clock holds it), only what it says (a job's events stay listed until the job clears them)."""
+    if isinstance(state, tuple) and state[1].get("_clock") is None:
+        return None, {**state[1], "action": None}
+    return state
+
+
 def dumps(emulation: Emulation) -> bytes:
     """The emulation's state as bytes (``PicklingError`` if it cannot be kept now)."""
     with gc_paused():  # many objects made (the chunks' memos), no garbage
-        return snapshot_chunks.dump(emulation, _dispatch_table())
+        return snapshot_chunks.dump(emulation, _dispatch_table(), {Event: _event_state})
 
 
 def digest_of(data: bytes) -> str:
@@ -168,7 +186,7 @@ def load(journal: Journal, root: Path) -> tuple[Emulation, int, list[LateExecuto
             if _stream_digest(stream) != digest:
                 raise ValueError("its bytes do not match their digest")
         _state.executors = []
-        with journal.snapshot_data(mark, seq) as stream, gc_paused():  # many objects, no garbage
+        with journal.snapshot_data(mark, seq) as stream, gc_paused(keep=True):  # long-lived, no garbage
             emulation = snapshot_chunks.load(io.BufferedReader(stream, _CHUNK))  # type: ignore[type-var]
         if not isinstance(emulation, Emulation):
             raise TypeError(f"it holds a {type(emulation).__name__}")

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterator
 
 from sagemaker_plans_local.core.journal import Entry, Journal
 from sagemaker_plans_local.core.settings import watch
-from sagemaker_plans_local.durable import owners
+from sagemaker_plans_local.durable import gc_pause, owners
 from sagemaker_plans_local.durable.gc_pause import gc_paused
 from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
 from sagemaker_plans_local.durable.runs import (
@@ -91,6 +91,7 @@ class Durable:
         self.journal = journal
         self.emulation = emulation
         self.closed = False
+        self.frozen = False  #: the state is a loaded snapshot's, frozen until release (gc_pause.py)
         self.runs_code = runs_code
         self.runner: Summoner = NoRunner()  #: who runs what no process here claims
         self._apply_call = apply_call
@@ -327,6 +328,9 @@ class Durable:
         """Let the root go (after the emulation has stopped its runs)."""
         self._owner.release()
         self.journal.close()
+        if self.frozen:
+            self.frozen = False
+            gc_pause.thaw()  # this state's cycles may be collected now
 
 
 def _apply_run_ended(durable: Durable, body: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from sagemaker_plans_local import LocalBackend
 from sagemaker_plans_local.core.journal import Journal
-from sagemaker_plans_local.durable import snapshot_chunks, snapshots, state
+from sagemaker_plans_local.durable import snapshot_chunks, state
 from sagemaker_plans_local.protocol import service as protocol_service
 from sagemaker_plans_local.runtime.processes import SUPERVISED
 from tests.conftest import START
@@ -238,14 +238,14 @@ def test_a_snapshot_of_another_version_a_corrupt_one_or_one_that_fails_to_load_i
         connection.close()
         with monkeypatch.context() as patch:
             if damage is None:
-                patch.setattr(snapshots.pickle, "Unpickler", _Failing)
+                patch.setattr(snapshot_chunks, "_Unpickler", _Failing)
             with LocalBackend(root=root) as reopened:
                 assert state_of(reopened) == expected  # by full replay
     assert caplog.text.count("passing over the snapshot") == 3  # another version's is simply not this one's
 
 
 class _Failing:
-    def __init__(self, stream) -> None:
+    def __init__(self, *arguments) -> None:
         pass
 
     def load(self):
