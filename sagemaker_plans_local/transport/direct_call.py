@@ -1,14 +1,14 @@
 """``LocalBackend.call``: one operation answered without a boto3 client's per-call machinery.
 
-The request takes the path a boto3 client gives it, minus what only matters on the way to AWS: the
-parameters are validated by botocore's own validator (a bad one raises the same
-``ParamValidationError``), an idempotency token the caller left out is filled in as botocore does,
-botocore's serializer for the service's protocol makes the request (unless the parameters are plain:
-then a copy of them is the request's, as the service would read them back, ``direct_request.py``;
-not for a durable backend, whose journal keeps the serialized body), and the same
-:class:`~.service_hook.ServiceHook` a client is answered by answers it (the service's validation,
-handler and parsed answer). An error raises the ``ClientError`` subclass a client raises, with the
-same response. Skipped: the client's events (no handler a caller registered on a client runs),
+The request takes the path a boto3 client gives it, minus what only matters on the way to AWS: an
+idempotency token the caller left out is filled in as botocore does, the parameters are validated by
+botocore's own validator (a bad one raises the same ``ParamValidationError``) and botocore's serializer
+for the service's protocol makes the request, unless the parameters are plain: then a copy of them,
+made by a walk that refuses whatever botocore's validator could object to, is the request's, as the
+service would read them back (``direct_request.py``; not for a durable backend, whose journal keeps the
+serialized body). The same :class:`~.service_hook.ServiceHook` a client is answered by answers it
+(the service's validation, handler and parsed answer). An error raises the ``ClientError`` subclass a
+client raises, with the same response. Skipped: the client's events (no handler a caller registered on a client runs),
 endpoint resolution, the user agent, signing, HTTP and retries. Only the JSON-protocol services
 (``sagemaker``, ``logs``) are answered: the others' clients customize their requests.
 """
@@ -59,8 +59,6 @@ class DirectCalls:
         model = self._model.operation_model(operation_name)
         params = dict(params)
         generate_idempotent_uuid(params, model)
-        if model.input_shape is not None:
-            validate_parameters(params, model.input_shape)
         http, parsed = self._hook(model, self._request(model, params), {"client_region": self.region})
         if http.status_code >= 300:
             error_class = self._exceptions.from_code(parsed.get("Error", {}).get("Code"))
@@ -68,14 +66,18 @@ class DirectCalls:
         return parsed
 
     def _request(self, model: Any, params: dict[str, Any]) -> dict[str, Any]:
-        """The request the service reads: a plain copy of ``params`` where it may, else the serialized one."""
+        """The request the service reads: a plain copy of ``params`` where it may (they are then valid for
+        botocore), else the serialized one of ``params`` botocore's validator accepts."""
         shape = model.input_shape
-        copy = copier_for(shape, self._uid) if self._decoded and shape is not None else None
+        if shape is None:
+            return self._serializer.serialize_to_request(params, model)
+        copy = copier_for(shape, self._uid) if self._decoded else None
         if copy is not None:
             try:
                 return {DECODED_PARAMS: copy(params)}
             except NotPlain:
                 pass
+        validate_parameters(params, shape)
         return self._serializer.serialize_to_request(params, model)
 
 

@@ -1,15 +1,18 @@
 """A direct call's parameters as the service would read them off the wire, without the wire.
 
 For the JSON services, ``json_wire.read_request(shape, body)`` of the body botocore's serializer makes
-of validated parameters gives back the parameters themselves where every value is *plain*: a ``dict``
+of valid parameters gives back the parameters themselves where every value is *plain*: a ``dict``
 for a structure or map (ASCII string keys), a ``list`` or ``tuple`` for a list, an ASCII ``str``, an
 ``int`` in its shape's range (32 bits for ``integer``, 64 for ``long``), a ``bool``, a finite ``float``
 or an ``int`` for a ``float``/``double``. :func:`copier_for` compiles, per input shape, a copy of such
 parameters (new dicts and lists, so the service never holds the caller's objects) that raises
 :class:`NotPlain` at the first other value (a timestamp, a blob, non-ASCII text, a number out of
-range ...): the caller then takes the serializer's path, whose reading refuses or converts it. Shapes
-whose wire form differs (renamed members, documents, event streams) or that nest themselves (a body
-could then nest deeper than the reader allows) get no copier.
+range ...) and wherever botocore's validator could object (a required member missing, a member the
+shape lacks, a value under its ``min``, a union not holding exactly one member): the caller then
+validates with botocore and takes the serializer's path, whose reading refuses or converts it. So
+parameters it copies are ones botocore's validator accepts. Shapes whose wire form differs (renamed
+members, documents, event streams, JSON-value headers) or that nest themselves (a body could then nest
+deeper than the reader allows) get no copier.
 """
 
 from __future__ import annotations
@@ -47,23 +50,46 @@ def copier_for(shape: Shape, service_uid: str) -> Copy | None:
 
 def _build(shape: Shape, ancestors: tuple[str, ...]) -> Copy:
     kind = shape.type_name
+    if shape.serialization.get("jsonvalue"):
+        raise _Unsupported(shape.name)
     if kind == "structure":
         return _structure(shape, ancestors)
     if kind == "list":
-        return _list(_build(shape.member, ancestors))
+        return _at_least(_minimum(shape), len, _list(_build(shape.member, ancestors)))
     if kind == "map":
         if shape.key.type_name != "string":
             raise _Unsupported(shape.name)
-        return _map(_build(shape.value, ancestors))
+        return _map(_build(shape.key, ancestors), _build(shape.value, ancestors))
     if kind == "string":
-        return _string
+        return _at_least(_minimum(shape), len, _string)
     if kind == "boolean":
         return _boolean
     if kind in _RANGES:
-        return _integer(*_RANGES[kind])
+        return _at_least(_minimum(shape), int, _integer(*_RANGES[kind]))
     if kind in ("float", "double"):
-        return _float
+        return _at_least(_minimum(shape), float, _float)
     return _not_plain  # timestamps and blobs: the wire converts them
+
+
+def _minimum(shape: Shape) -> Any:
+    """The lower bound botocore's validator checks (``min``; 1 for a host label), or None."""
+    if "min" in shape.metadata:
+        return shape.metadata["min"]
+    return 1 if shape.serialization.get("hostLabel") else None
+
+
+def _at_least(low: Any, measure: Callable[[Any], Any], copy: Copy) -> Copy:
+    """``copy``, refusing a value whose ``measure`` (after its type is checked) is under ``low``."""
+    if low is None:
+        return copy
+
+    def copy_checked(value: Any) -> Any:
+        copied = copy(value)
+        if measure(copied) < low:
+            raise NotPlain()
+        return copied
+
+    return copy_checked
 
 
 def _structure(shape: Shape, ancestors: tuple[str, ...]) -> Copy:
@@ -73,10 +99,15 @@ def _structure(shape: Shape, ancestors: tuple[str, ...]) -> Copy:
         raise _Unsupported(shape.name)
     inner = (*ancestors, shape.name)
     members = {name: _build(member, inner) for name, member in shape.members.items()}
+    required = tuple(shape.metadata.get("required", ()))
+    union = shape.is_tagged_union
 
     def copy_structure(value: Any) -> dict:
-        if type(value) is not dict:
+        if type(value) is not dict or (union and len(value) != 1):
             raise NotPlain()
+        for name in required:
+            if name not in value:
+                raise NotPlain()
         out = {}
         for name, item in value.items():
             copy = members.get(name)
@@ -97,11 +128,11 @@ def _list(copy_item: Copy) -> Copy:
     return copy_list
 
 
-def _map(copy_value: Copy) -> Copy:
+def _map(copy_key: Copy, copy_value: Copy) -> Copy:
     def copy_map(value: Any) -> dict:
         if type(value) is not dict:
             raise NotPlain()
-        return {_string(key): copy_value(item) for key, item in value.items()}
+        return {copy_key(key): copy_value(item) for key, item in value.items()}
 
     return copy_map
 

@@ -1,16 +1,16 @@
 """A direct call's plain copy of its parameters is what the service reads off the serialized request.
 
-For parameters botocore's validator accepts, ``copier_for(shape)`` either refuses them (``NotPlain``: the
-call then serializes them) or gives exactly what ``read_request`` reads from the body botocore's
-serializer makes of them: the same values of the same types, in the same order, in new dicts and lists.
-Parameters the reader refuses (SerializationException) are never plain.
+``copier_for(shape)`` either refuses parameters (``NotPlain``: the call then validates them with botocore
+and serializes them) or they are ones botocore's validator accepts and it gives exactly what
+``read_request`` reads from the body botocore's serializer makes of them: the same values of the same
+types, in the same order, in new dicts and lists. Parameters the reader refuses (SerializationException)
+are never plain.
 """
 
 import math
 from datetime import datetime, timezone
 
 import pytest
-from botocore.exceptions import ParamValidationError
 from botocore.serialize import create_serializer
 from botocore.validate import validate_parameters
 from hypothesis import HealthCheck, given, settings
@@ -59,13 +59,33 @@ def _containers(value):
             yield from _containers(item)
 
 
+def _without(value, path):
+    """``value`` without the member or item at ``path``."""
+    if len(path) > 1:
+        return _replace(value, path[:-1], _without(_at(value, path[:-1]), path[-1:]))
+    if isinstance(value, list):
+        return value[: path[0]] + value[path[0] + 1 :]
+    return {key: item for key, item in value.items() if key != path[0]}
+
+
+def _at(value, path):
+    for step in path:
+        value = value[step]
+    return value
+
+
 @st.composite
 def _params(draw, shape):
-    """Parameters of ``shape`` with up to three spots replaced by an odd Python value."""
+    """Parameters of ``shape`` with up to three spots replaced by an odd Python value (or a member the shape
+    lacks), or taken out (a required member missing, a list or string under its minimum ...)."""
     value = draw(for_shape(shape))
     for _ in range(draw(st.integers(0, 3))):
         path, _ = draw(st.sampled_from(_paths(shape, value)))
-        if path and path[-1] != "UnknownMember":
+        if not path:
+            continue
+        if path[-1] != "UnknownMember" and draw(st.booleans()):
+            value = _without(value, path)
+        else:
             value = _replace(value, path, draw(ODD))
     return value
 
@@ -90,14 +110,11 @@ def test_the_plain_copy_is_what_the_wire_reads(operation, data):
         return
     params = data.draw(_params(shape))
     try:
-        validate_parameters(params, shape)
-    except ParamValidationError:
-        return  # the direct call raises botocore's error before reading anything
-    read = _read_back(operation, params)
-    try:
         copied = copy(params)
     except NotPlain:
-        return
+        return  # the call validates with botocore, then serializes
+    validate_parameters(params, shape)  # raises nothing: botocore accepts what is plain
+    read = _read_back(operation, params)
     assert not isinstance(read, Exception), read
     assert _typed(copied) == _typed(read)
     assert not set(_containers(copied)) & set(_containers(params))  # nothing of the caller's is held
@@ -114,9 +131,14 @@ def test_the_simulators_requests_are_plain_and_odd_values_are_not():
         {"ResourceConfig": {**request["ResourceConfig"], "InstanceCount": 2**31}},  # beyond 32 bits
         {"ResourceConfig": {**request["ResourceConfig"], "InstanceCount": True}},  # a bool for an integer
         {"HyperParameters": {"\udc80": "x"}},  # a lone surrogate as a map key
+        {"RoleArn": None},  # botocore's "Invalid type"
+        {"TrainingJobName": ""},  # under the model's min (botocore's "Invalid length")
+        {"Unknown": 1},  # botocore's "Unknown parameter"
     ):
         with pytest.raises(NotPlain):
             copy({**request, **odd})
+    with pytest.raises(NotPlain):  # botocore's "Missing required parameter"
+        copy({key: item for key, item in request.items() if key != "RoleArn"})
     listing = copier_for(MODEL.operation_model("ListTrainingJobs").input_shape, UID)
     with pytest.raises(NotPlain):  # a timestamp: the wire converts it
         listing({"CreationTimeAfter": datetime(2024, 1, 1)})
