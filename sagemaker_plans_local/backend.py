@@ -162,7 +162,11 @@ class LocalBackend:
         if calls is None:
             self._check_emulated(service_name)
             calls = self._direct[service_name] = DirectCalls(
-                service_name, self._services.deferred(service_name), self.region, _client_session()
+                service_name,
+                self._services.deferred(service_name),
+                self.region,
+                _client_session(),
+                decoded=self._durable is None,  # a journal keeps each call's serialized body
             )
         return calls(operation_name, params or {})
 

@@ -41,6 +41,9 @@ log = logging.getLogger(__name__)
 Handler = Callable[[str, dict], Any]
 _Function = TypeVar("_Function", bound=Callable[..., Any])
 _OPERATION = "aws_operation"
+#: The request key of parameters already read (a direct call's, ``transport/direct_request.py``): a
+#: JSON service takes them as read from the body, then validates them as any request's.
+DECODED_PARAMS = "decoded_params"
 #: Whether requests answered in this context were validated before (a journal's replay).
 _TRUSTED = contextvars.ContextVar("trusted_requests", default=False)
 
@@ -218,8 +221,10 @@ class JsonService(AwsService):
     def _answer(
         self, handler: Handler, region: str, model: OperationModel, request: dict, request_id: str
     ) -> Answer:
-        body = request.get("body")
-        params = read_request(model.input_shape, body if isinstance(body, bytes) else _bytes(body))
+        params = request.get(DECODED_PARAMS)
+        if params is None:
+            body = request.get("body")
+            params = read_request(model.input_shape, body if isinstance(body, bytes) else _bytes(body))
         self._validate(model, params)
         result = self._call(handler, region, params) or {}
         shape = model.output_shape

@@ -278,29 +278,9 @@ def _build_validity(shape: Shape) -> _Valid:
     fails = tuple(fails for fails, _ in _rules(shape))
     kind = shape.type_name
     if kind == "structure":
-        members = {name: _validity(member) for name, member in shape.members.items()}
-        required = tuple(shape.required_members)
-
-        def valid_structure(value: Any) -> bool:
-            if not is_typed(value):
-                return False
-            for name, item in value.items():
-                valid = members.get(name)
-                if valid is not None and (item is None or not valid(item)):
-                    return False
-            for name in required:
-                if value.get(name) is None:
-                    return False
-            return True
-
-        return valid_structure
+        return _structure_validity(shape, is_typed)
     if kind == "list":
-        item_valid = _validity(shape.member)
-        return lambda value: (
-            is_typed(value)
-            and not any(rule(value) for rule in fails)
-            and all(item is not None and item_valid(item) for item in value)
-        )
+        return _list_validity(is_typed, fails, _validity(shape.member))
     if kind == "map":
         key_fails, value_valid = tuple(fails for fails, _ in _rules(shape.key)), _validity(shape.value)
         return lambda value: (
@@ -311,9 +291,59 @@ def _build_validity(shape: Shape) -> _Valid:
                 for key, item in value.items()
             )
         )
+    return _scalar_validity(is_typed, fails)
+
+
+def _structure_validity(shape: Shape, is_typed: _Valid) -> _Valid:
+    members = {name: _validity(member) for name, member in shape.members.items()}
+    required = tuple(shape.required_members)
+
+    def valid_structure(value: Any) -> bool:
+        if not is_typed(value):
+            return False
+        for name, item in value.items():
+            valid = members.get(name)
+            if valid is not None and (item is None or not valid(item)):
+                return False
+        for name in required:
+            if value.get(name) is None:
+                return False
+        return True
+
+    return valid_structure
+
+
+def _list_validity(is_typed: _Valid, fails: tuple[Callable[[Any], bool], ...], item_valid: _Valid) -> _Valid:
+    def valid_list(value: Any) -> bool:
+        if not is_typed(value):
+            return False
+        for rule in fails:
+            if rule(value):
+                return False
+        for item in value:
+            if item is None or not item_valid(item):
+                return False
+        return True
+
+    return valid_list
+
+
+def _scalar_validity(is_typed: _Valid, fails: tuple[Callable[[Any], bool], ...]) -> _Valid:
     if not fails:
         return is_typed
-    return lambda value: is_typed(value) and not any(rule(value) for rule in fails)
+    if len(fails) == 1:
+        (fail,) = fails
+        return lambda value: is_typed(value) and not fail(value)
+
+    def valid_scalar(value: Any) -> bool:
+        if not is_typed(value):
+            return False
+        for rule in fails:
+            if rule(value):
+                return False
+        return True
+
+    return valid_scalar
 
 
 def violations(shape: Shape, value: Any, path: str = "") -> list[str]:

@@ -52,6 +52,16 @@ def _script(call, backend):
     step("CreateTrainingJob", create_request("a"))  # ResourceInUse
     step("CreateTrainingJob", {**create_request("b"), "RoleArn": 7})  # botocore's ParamValidationError
     step("CreateTrainingJob", {**create_request("b"), "Unknown": 1})
+    # values the wire converts or refuses: the direct call serializes them as a client does
+    step("CreateTrainingJob", {**create_request("c"), "HyperParameters": {"\u00e9": "\u00fc"}, "Tags": ()})
+    step("CreateTrainingJob", {**create_request("d"), "Tags": ({"Key": "k", "Value": "\ud800"},)})
+    big = create_request("e")
+    big["ResourceConfig"]["InstanceCount"] = 2**31
+    step("CreateTrainingJob", big)
+    big["ResourceConfig"]["InstanceCount"] = True
+    step("CreateTrainingJob", big)
+    step("ListTrainingJobs", {"CreationTimeAfter": "2024-01-01T00:00:00Z", "MaxResults": 2})
+    step("ListTrainingJobs", {"CreationTimeBefore": 4102444800, "SortOrder": "Ascending"})
     step("DescribeTrainingJob", {"TrainingJobName": "a"}, 4000)
     step("DescribeTrainingJob", {"TrainingJobName": "a"})
     step("DescribeTrainingJob", {"TrainingJobName": "on-plan"})
@@ -88,9 +98,12 @@ def test_call_answers_what_the_client_answers():
         kinds
         == ["ClientError", "ResourceInUse", "ResourceInUse"]
         + ["ParamValidationError"] * 2
-        + ["ClientError"] * 2
+        + ["ClientError"] * 5
     )
-    on_plan = got[12][1]  # its describe
+    codes = [outcome[3]["Error"]["Code"] for outcome in got[11:14]]
+    assert codes == ["SerializationException", "SerializationException", "ValidationException"]
+    assert got[14][1]["TrainingJobSummaries"] and got[15][1]["TrainingJobSummaries"]
+    on_plan = got[18][1]  # its describe
     assert on_plan["TrainingJobName"] == "on-plan" and on_plan["ResourceConfig"]["TrainingPlanArn"]
 
 
@@ -112,3 +125,11 @@ def test_call_answers_the_json_services_only():
             backend.call("s3", "ListBuckets")
         with pytest.raises(ValueError, match="emulates"):
             backend.call("ec2", "DescribeInstances")
+
+
+def test_a_durable_backend_journals_direct_calls(tmp_path):
+    # Its journal keeps each call's serialized body: the call serializes even plain parameters.
+    with LocalBackend(root=tmp_path, start_time=START, run_job_code=False) as backend:
+        backend.call("sagemaker", "CreateTrainingJob", create_request("kept"))
+    with LocalBackend(root=tmp_path, run_job_code=False) as reopened:
+        assert reopened.call("sagemaker", "DescribeTrainingJob", {"TrainingJobName": "kept"})["RoleArn"]

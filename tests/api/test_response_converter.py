@@ -118,3 +118,21 @@ def test_a_client_gets_what_the_parser_reads_from_the_answer_body_it_was_handed(
     listed = answers["ListTrainingJobs"]["TrainingJobSummaries"]
     assert [job["TrainingJobStatus"] for job in listed] == ["Completed", "Completed"]
     assert type(listed[0]["TrainingJobStatus"]) is str
+
+
+@pytest.mark.parametrize("keep_alive", [None, 600])
+def test_describe_training_job_writes_its_answer_in_model_order(keep_alive):
+    # The converter then keeps the handler's order instead of sorting the members (issue 19).
+    from sagemaker_plans_local.services.sagemaker.api.training_jobs import describe
+    from tests.conftest import create_request
+
+    order = list(MODEL.shape_for("DescribeTrainingJobResponse").members)
+    with LocalBackend(start_time=START, run_job_code=False) as backend:
+        request = create_request("ordered", keep_alive=keep_alive)
+        del request["StoppingCondition"]  # reported with its default
+        backend.call("sagemaker", "CreateTrainingJob", request)
+        backend.clock.advance(datetime.timedelta(hours=3))
+        answer = describe(backend._emulation.region("us-east-1").training_jobs.get("ordered"))
+    assert list(answer) == sorted(answer, key=order.index)
+    assert answer["StoppingCondition"] == {"MaxRuntimeInSeconds": 86400}
+    assert answer["EnableManagedSpotTraining"] is False and answer["HyperParameters"] == {"epochs": "1"}

@@ -149,3 +149,12 @@ def _counting(retire, counts):
         counts.append(len(self.out.retired) - before)
 
     return wrapped
+
+
+def test_a_run_collects_garbage_less_often_and_leaves_the_collector_as_it_was():
+    import gc
+
+    thresholds, seen = gc.get_threshold(), []
+    simulate(WORKLOAD, ["on-demand"], workers=1, progress=lambda *_: seen.append(gc.get_threshold()[0]))
+    assert seen and set(seen) == {50_000}  # during the run
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0

@@ -24,6 +24,20 @@ DEFAULT_FLAGS = (
     "EnableManagedSpotTraining",
 )
 DEFAULT_STOPPING_CONDITION = {"MaxRuntimeInSeconds": 86400}
+#: What a job reports of a member its request left out.
+_DEFAULTS = {**dict.fromkeys(DEFAULT_FLAGS, False), "StoppingCondition": DEFAULT_STOPPING_CONDITION}
+#: The members :func:`describe` computes (the others are echoed from the request).
+_MADE = frozenset(
+    ("TrainingJobName TrainingJobArn ModelArtifacts TrainingJobStatus SecondaryStatus FailureReason "
+     "WarmPoolStatus CreationTime TrainingStartTime TrainingEndTime LastModifiedTime "
+     "SecondaryStatusTransitions TrainingTimeInSeconds BillableTimeInSeconds").split()
+)  # fmt: skip
+#: DescribeTrainingJob's members describe answers, in model order, each with whether it is echoed.
+_DESCRIBED = tuple(
+    (name, name not in _MADE)
+    for name in _model.shape_for("DescribeTrainingJobResponse").members
+    if name in _MADE or name in ECHOED or name in _DEFAULTS
+)
 # Statuses go out as their plain ``_value_``: the ``value`` descriptor costs 5x (once per job listed).
 
 
@@ -46,31 +60,35 @@ def warm_pool_status(job: TrainingJob) -> dict | None:
 
 
 def describe(job: TrainingJob) -> dict:
-    """The DescribeTrainingJob response for ``job``."""
-    response: dict[str, Any] = {name: job.spec[name] for name in ECHOED if name in job.spec}
-    for flag in DEFAULT_FLAGS:
-        response.setdefault(flag, False)
-    response.setdefault("StoppingCondition", DEFAULT_STOPPING_CONDITION)
+    """The DescribeTrainingJob response for ``job``, its members in model order (as botocore parses them)."""
     training_seconds = job.training_seconds
-    response.update(
-        TrainingJobName=job.name,
-        TrainingJobArn=job.arn,
-        ModelArtifacts={"S3ModelArtifacts": model_artifacts_uri(job)},
-        TrainingJobStatus=job.status._value_,
-        SecondaryStatus=job.secondary_status._value_,
-        FailureReason=job.failure_reason,
-        WarmPoolStatus=warm_pool_status(job),
-        CreationTime=job.created_at,
-        TrainingStartTime=job.training_start,
-        TrainingEndTime=job.training_end,
-        LastModifiedTime=job.last_modified,
-        SecondaryStatusTransitions=[
+    made: dict[str, Any] = {
+        "TrainingJobName": job.name,
+        "TrainingJobArn": job.arn,
+        "ModelArtifacts": {"S3ModelArtifacts": model_artifacts_uri(job)},
+        "TrainingJobStatus": job.status._value_,
+        "SecondaryStatus": job.secondary_status._value_,
+        "FailureReason": job.failure_reason,
+        "WarmPoolStatus": warm_pool_status(job),
+        "CreationTime": job.created_at,
+        "TrainingStartTime": job.training_start,
+        "TrainingEndTime": job.training_end,
+        "LastModifiedTime": job.last_modified,
+        "SecondaryStatusTransitions": [
             {"Status": t.status._value_, "StartTime": t.start, "EndTime": t.end, "StatusMessage": t.message}
             for t in job.transitions
         ],
-        TrainingTimeInSeconds=training_seconds,
-        BillableTimeInSeconds=training_seconds,
-    )
+        "TrainingTimeInSeconds": training_seconds,
+        "BillableTimeInSeconds": training_seconds,
+    }
+    spec, response = job.spec, {}
+    for name, echoed in _DESCRIBED:
+        if not echoed:
+            response[name] = made[name]
+        elif name in spec:
+            response[name] = spec[name]
+        elif name in _DEFAULTS:
+            response[name] = _DEFAULTS[name]
     return response
 
 

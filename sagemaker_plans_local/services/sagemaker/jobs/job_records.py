@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import math
-import sys
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -15,18 +13,6 @@ from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.services.sagemaker.plans.training_plans import ReservedCapacity, TrainingPlan
 from sagemaker_plans_local.services.sagemaker.statuses import JobStatus, SecondaryStatus, WarmPoolStatus
 from sagemaker_plans_local.services.sagemaker.warm_pools.pools import WarmPool, WarmPoolView
-
-
-def interned(spec: Any) -> Any:
-    """``spec`` (a request: dicts, lists, strings, numbers) with every string interned: the keys and
-    most values of a job's request repeat across jobs, and one string each takes far less room."""
-    if isinstance(spec, str):
-        return sys.intern(spec)
-    if isinstance(spec, dict):
-        return {sys.intern(key): interned(value) for key, value in spec.items()}
-    if isinstance(spec, list):
-        return [interned(item) for item in spec]
-    return spec
 
 
 @attrs.define(eq=False)

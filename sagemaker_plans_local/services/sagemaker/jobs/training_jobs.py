@@ -21,7 +21,7 @@ from sagemaker_plans_local.core.errors import InUse, InvalidRequest, JobNotFound
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.store import Position, Shared, Table
 from sagemaker_plans_local.services.sagemaker.jobs.execution import Executor, RunResult
-from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob, interned
+from sagemaker_plans_local.services.sagemaker.jobs.job_records import TrainingJob
 from sagemaker_plans_local.services.sagemaker.jobs.job_rules import (
     check_create_rules,
     check_keep_alive,
@@ -120,7 +120,7 @@ class TrainingJobs:
     # -- commands ----------------------------------------------------------
     def create(self, spec: dict) -> TrainingJob:
         """Create a job from a validated request; it starts at once (cold or warm)."""
-        spec = interned(spec)
+        spec = self._shared.copy(spec)  # its own dicts and lists; what it repeats of other jobs' held once
         name = spec["TrainingJobName"]
         arn = sagemaker_arn(self._region, self._account_id, "training-job", name)
         if name in self._jobs:
@@ -130,7 +130,6 @@ class TrainingJobs:
             )
         check_create_rules(spec, self._settings)
         plan = self._life.queue.plan_for(spec)
-        spec = self._shared.copy(spec)
         at = self._clock.now()
         job = TrainingJob(name, arn, spec, at, next(self._sequence), last_modified=at, plan=plan)
         pool = self.pools.find_match(spec) if not job.resource_config.get("InstanceGroups") else None
