@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import logging
 import resource
+import select
 import socket
 import threading
+import time
 from http import HTTPStatus
 from typing import Any, Callable, Iterable
 from urllib.parse import unquote_to_bytes
@@ -37,6 +39,10 @@ CONNECTION_LIMIT = 4096
 BACKLOG = 1024
 #: Seconds ``stop()`` waits for a worker still answering a request.
 STOP_WAIT = 10
+#: Seconds a worker that answered a keep-alive request waits on that connection for the next one,
+#: while no other request waits for a worker, before it hands the connection back to the loop.
+LINGER = 0.02
+_LINGER_SLICE_MS = 5
 
 WSGIApp = Callable[[dict, Any], Iterable[bytes]]
 
@@ -45,12 +51,26 @@ WSGIApp = Callable[[dict, Any], Iterable[bytes]]
 logging.getLogger("waitress.queue").setLevel(logging.ERROR)
 
 
+#: The connection the current worker thread holds (see :class:`_Channel`), and whether it has
+#: a request the worker answers next.
+_held = threading.local()
+
+
 class _Workers(ThreadedTaskDispatcher):
-    """waitress's worker pool, keeping its threads so that ``stop()`` can join them."""
+    """waitress's worker pool, keeping its threads so that ``stop()`` can join them.
+
+    A request on the connection a worker holds stays with that worker (:meth:`_Channel.service`).
+    """
 
     def __init__(self) -> None:
         super().__init__()
         self.started: list[threading.Thread] = []
+
+    def add_task(self, task: Any) -> None:
+        if getattr(_held, "channel", None) is task:
+            _held.again = True
+            return
+        super().add_task(task)
 
     def start_new_thread(self, target: Callable[[int], None], thread_no: int) -> None:
         thread = threading.Thread(
@@ -147,9 +167,72 @@ class _Task(WSGITask):
 
 
 class _Channel(HTTPChannel):
+    """waitress's connection, kept by the worker that answered it while its client is quick.
+
+    waitress hands every request from the loop to a worker and wakes the loop after each answer
+    (a pipe write) so that it reads the connection again: two thread switches per request beyond
+    the client's. Here the worker that answered waits up to :data:`LINGER` on the connection and
+    answers the next request itself, while no other request waits for a worker; the loop does not
+    read a connection a worker holds, and gets it back (one wake-up) when the client is slower.
+    """
+
     error_task_class = _AwsErrorTask
     parser_class = _Parser
     task_class = _Task
+    held = False
+
+    def readable(self) -> bool:
+        return not self.held and super().readable()
+
+    def service(self) -> None:
+        self.held = True
+        _held.channel = self
+        try:
+            while True:
+                _held.again = False
+                super().service()
+                if not (_held.again or self._next_request_here()):
+                    break
+        finally:
+            _held.channel = None
+            self.held = False
+            self.server.pull_trigger()  # the loop reads (or closes) the connection again
+
+    def pull_trigger_after_answer(self) -> bool:
+        """Whether the loop must wake up for this connection (output left, or closing)."""
+        return bool(
+            not self.connected or self.will_close or self.close_when_flushed or self.total_outbufs_len
+        )
+
+    def _next_request_here(self) -> bool:
+        """Wait for the client's next request while nobody else waits; read it (True: it is complete)."""
+        sock = self.socket
+        if sock is None or self.pull_trigger_after_answer() or self.requests:
+            return False
+        queue = self.server.task_dispatcher.queue
+        poller = select.poll()
+        poller.register(sock, select.POLLIN)
+        deadline = time.monotonic() + LINGER
+        while not queue:
+            try:
+                if poller.poll(_LINGER_SLICE_MS):
+                    return self._read_here(sock)
+            except OSError:  # closed under us (stop()): the loop deals with it
+                return False
+            if time.monotonic() >= deadline:
+                return False
+        return False
+
+    def _read_here(self, sock: socket.socket) -> bool:
+        try:
+            data = sock.recv(self.adj.recv_bytes)
+        except OSError:  # nothing after all, or a socket error the loop's next read sees again
+            return False
+        if not data:  # the client closed: the loop's next read sees that too
+            return False
+        self.last_activity = time.time()
+        self.received(data)  # a complete request sets _held.again (add_task, above)
+        return bool(_held.again)
 
     def send_continue(self) -> None:
         """``100 Continue`` for ``Expect: 100-continue``; waitress marks the request unfinished after it,
@@ -217,6 +300,7 @@ class HttpServer:
             clear_untrusted_proxy_headers=False,
         )
         self._server.channel_class = _Channel
+        self._server.pull_trigger = self._wake_loop  # type: ignore[method-assign]
         self._loop: threading.Thread | None = None
         self._stopped = False
 
@@ -252,8 +336,17 @@ class HttpServer:
             thread.join(STOP_WAIT)
         busy = any(thread.is_alive() for thread in self._workers.started)
         trigger = self._server.trigger
-        trigger.pull_trigger(trigger.del_channel if busy else trigger.close)  # the map empties: the loop ends
+        try:  # the map empties: the loop ends
+            trigger.pull_trigger(trigger.del_channel if busy else trigger.close)
+        except OSError:  # a worker's last wake-up was still pending: the loop ran the close already
+            pass
         self._loop.join()
+
+    def _wake_loop(self) -> None:
+        """waitress's wake-up of the loop, left out after an answer on a connection a worker holds."""
+        channel = getattr(_held, "channel", None)
+        if channel is None or channel.pull_trigger_after_answer():
+            self._server.trigger.pull_trigger()
 
     def _close_connections(self, closed: threading.Event | None = None) -> None:
         """Every connection and the listening socket closed (the trigger stays), on the loop's thread."""

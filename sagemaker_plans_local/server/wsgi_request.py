@@ -54,7 +54,17 @@ class EnvironHeaders(Mapping[str, str]):
 class WsgiRequest:
     """The parts of one request the app reads (module docstring); the costlier ones on first use."""
 
-    __slots__ = ("environ", "method", "path", "query_string", "headers", "_args", "_host", "_stream")
+    __slots__ = (
+        "environ",
+        "method",
+        "path",
+        "query_string",
+        "headers",
+        "_args",
+        "_host",
+        "_stream",
+        "_length",
+    )
 
     def __init__(self, environ: dict) -> None:
         self.environ = environ
@@ -69,6 +79,7 @@ class WsgiRequest:
         self._args: MultiDict[str, str] | None = None
         self._host: str | None = None
         self._stream: Any = None
+        self._length: int | None | bool = False  # False: not read yet
 
     @property
     def full_path(self) -> str:
@@ -101,8 +112,12 @@ class WsgiRequest:
 
     @property
     def content_length(self) -> int | None:
-        environ = self.environ
-        return get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+        length = self._length
+        if length is False:
+            environ = self.environ
+            length = get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
+            self._length = length
+        return length  # type: ignore[return-value]
 
     @property
     def content_type(self) -> str | None:
