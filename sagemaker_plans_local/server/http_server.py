@@ -2,7 +2,8 @@
 
 One thread (the loop) holds every connection and reads requests; a complete request goes to one
 of ``threads`` worker threads, so an idle or half-sent connection costs a descriptor, never a
-thread. A connection that sends nothing for ``idle_timeout`` seconds is closed, answers are
+thread (a quick client's next request may be read by the worker that answered it: ``_Channel``).
+A connection that sends nothing for ``idle_timeout`` seconds is closed, answers are
 HTTP/1.1 keep-alive (framed by ``Content-Length`` or chunked), and ``stop()`` leaves no thread.
 """
 
@@ -171,9 +172,10 @@ class _Channel(HTTPChannel):
 
     waitress hands every request from the loop to a worker and wakes the loop after each answer
     (a pipe write) so that it reads the connection again: two thread switches per request beyond
-    the client's. Here the worker that answered waits up to :data:`LINGER` on the connection and
-    answers the next request itself, while no other request waits for a worker; the loop does not
-    read a connection a worker holds, and gets it back (one wake-up) when the client is slower.
+    the client's. Here a worker that answered while no other worker was busy waits up to
+    :data:`LINGER` on the connection and answers the next request itself, until another request
+    waits for a worker; the loop does not read a connection a worker holds, and gets it back (one
+    wake-up) when the client is slower. Under concurrent load the loop reads every connection.
     """
 
     error_task_class = _AwsErrorTask
@@ -209,7 +211,10 @@ class _Channel(HTTPChannel):
         sock = self.socket
         if sock is None or self.pull_trigger_after_answer() or self.requests:
             return False
-        queue = self.server.task_dispatcher.queue
+        workers = self.server.task_dispatcher
+        if workers.active_count > 1:  # other requests are being answered: the loop reads them all
+            return False
+        queue = workers.queue
         poller = select.poll()
         poller.register(sock, select.POLLIN)
         deadline = time.monotonic() + LINGER

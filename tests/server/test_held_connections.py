@@ -25,7 +25,12 @@ HEALTH = b"GET /_sagemaker_plans_local/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\
 
 @contextmanager
 def serving(**kwargs) -> Iterator[LocalServer]:
+    """A started server whose workers all wait for work (a worker holds a connection only then)."""
     with LocalServer(start_time=START, **kwargs) as server:
+        workers = server._http._workers
+        deadline = time.monotonic() + WAIT
+        while workers.active_count and time.monotonic() < deadline:
+            time.sleep(0.01)
         yield server
 
 
