@@ -40,9 +40,11 @@ CONNECTION_LIMIT = 4096
 BACKLOG = 1024
 #: Seconds ``stop()`` waits for a worker still answering a request.
 STOP_WAIT = 10
-#: Seconds a worker that answered a keep-alive request waits on that connection for the next one,
-#: while no other request waits for a worker, before it hands the connection back to the loop.
+#: Seconds a worker that answered a keep-alive request while no other worker was busy waits on
+#: that connection for the next one (until another request waits for a worker) before it hands
+#: the connection back to the loop.
 LINGER = 0.02
+#: How often (milliseconds) a waiting worker looks whether another request waits for a worker.
 _LINGER_SLICE_MS = 5
 
 WSGIApp = Callable[[dict, Any], Iterable[bytes]]
@@ -207,7 +209,7 @@ class _Channel(HTTPChannel):
         )
 
     def _next_request_here(self) -> bool:
-        """Wait for the client's next request while nobody else waits; read it (True: it is complete)."""
+        """Wait for the client's next request while nobody else needs a worker; read it (True: complete)."""
         sock = self.socket
         if sock is None or self.pull_trigger_after_answer() or self.requests:
             return False
