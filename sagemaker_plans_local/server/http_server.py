@@ -62,7 +62,8 @@ _held = threading.local()
 class _Workers(ThreadedTaskDispatcher):
     """waitress's worker pool, keeping its threads so that ``stop()`` can join them.
 
-    A request on the connection a worker holds stays with that worker (:meth:`_Channel.service`).
+    A request on the connection a worker holds stays with that worker (:meth:`_Channel.service`)
+    while no other request waits; otherwise it is queued behind them, as waitress queues it.
     """
 
     def __init__(self) -> None:
@@ -70,7 +71,7 @@ class _Workers(ThreadedTaskDispatcher):
         self.started: list[threading.Thread] = []
 
     def add_task(self, task: Any) -> None:
-        if getattr(_held, "channel", None) is task:
+        if getattr(_held, "channel", None) is task and not self.queue:  # others waiting go first
             _held.again = True
             return
         super().add_task(task)

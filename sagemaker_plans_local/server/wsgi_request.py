@@ -60,10 +60,10 @@ class WsgiRequest:
         "path",
         "query_string",
         "headers",
+        "content_length",
         "_args",
         "_host",
         "_stream",
-        "_length",
     )
 
     def __init__(self, environ: dict) -> None:
@@ -79,7 +79,10 @@ class WsgiRequest:
         self._args: MultiDict[str, str] | None = None
         self._host: str | None = None
         self._stream: Any = None
-        self._length: int | None | bool = False  # False: not read yet
+        #: The body's announced length (None when chunked or not given), read once.
+        self.content_length: int | None = get_content_length(
+            environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING")
+        )
 
     @property
     def full_path(self) -> str:
@@ -109,15 +112,6 @@ class WsgiRequest:
                 server = (environ["SERVER_NAME"], int(port) if port.isdigit() else None)
             self._host = get_host(self.scheme, environ.get("HTTP_HOST"), server)
         return self._host
-
-    @property
-    def content_length(self) -> int | None:
-        length = self._length
-        if length is False:
-            environ = self.environ
-            length = get_content_length(environ.get("CONTENT_LENGTH"), environ.get("HTTP_TRANSFER_ENCODING"))
-            self._length = length
-        return length  # type: ignore[return-value]
 
     @property
     def content_type(self) -> str | None:

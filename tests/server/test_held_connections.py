@@ -10,16 +10,14 @@ import http.client
 import socket
 import time
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from typing import Iterator
 
 import pytest
 
 from sagemaker_plans_local.server import http_server
 from sagemaker_plans_local.server.runner import LocalServer
+from tests.server.test_connections import START, WAIT, connect
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
-WAIT = 30.0
 HEALTH = b"GET /_sagemaker_plans_local/health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
 
 
@@ -32,13 +30,6 @@ def serving(**kwargs) -> Iterator[LocalServer]:
         while workers.active_count and time.monotonic() < deadline:
             time.sleep(0.01)
         yield server
-
-
-def connect(server: LocalServer) -> socket.socket:
-    port = int(server.url.rsplit(":", 1)[1])
-    sock = socket.create_connection(("127.0.0.1", port), timeout=WAIT)
-    sock.settimeout(WAIT)
-    return sock
 
 
 def read_answer(sock: socket.socket) -> http.client.HTTPResponse:
@@ -84,10 +75,10 @@ def test_a_client_slower_than_the_linger_is_answered_on_the_same_connection(monk
 
 
 def test_a_request_half_read_by_the_worker_is_finished_by_the_loop(monkeypatch):
+    monkeypatch.setattr(http_server, "LINGER", 120.0)  # the worker is still waiting when the half comes
     with serving() as server, connect(server) as sock:
         sock.sendall(HEALTH)
         assert read_answer(sock).status == 200
-        monkeypatch.setattr(http_server, "LINGER", 120.0)
         sock.sendall(HEALTH[:20])  # the holding worker reads this much, then gives the connection back
         time.sleep(0.2)
         sock.sendall(HEALTH[20:])
@@ -143,10 +134,8 @@ def test_a_client_closing_a_held_connection_frees_its_worker(monkeypatch):
 
 def test_stop_ends_a_worker_holding_a_connection(monkeypatch):
     monkeypatch.setattr(http_server, "LINGER", 120.0)
-    server = LocalServer(start_time=START).start()
-    sock = connect(server)
-    sock.sendall(HEALTH)
-    assert read_answer(sock).status == 200
-    server.stop()  # joins the workers: a held connection must not keep one for LINGER
-    assert not any(thread.is_alive() for thread in server._http._workers.started)
-    sock.close()
+    with serving() as server, connect(server) as sock:
+        sock.sendall(HEALTH)
+        assert read_answer(sock).status == 200
+        server.stop()  # joins the workers: a held connection must not keep one for LINGER
+        assert not any(thread.is_alive() for thread in server._http._workers.started)
