@@ -25,6 +25,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from sagemaker_plans_local.server.payload import whole_body_digest_holds
+
 #: The SigV4 signing name of control API requests (any region).
 CONTROL_SIGNING_NAME = "sagemaker-plans-local"
 #: How far a control signature's ``X-Amz-Date`` may be from the wall clock (AWS's own skew limit).
@@ -149,6 +151,8 @@ def control_signature_refusal(
     stamp = headers.get("X-Amz-Date") or ""
     if not _recent(stamp, match["date"]):
         return "The signature's X-Amz-Date is more than 15 minutes from the server's time."
+    if not whole_body_digest_holds(headers, body):  # as the services check it (server/payload.py)
+        return "The X-Amz-Content-SHA256 header is not the SHA-256 of the body (UNSIGNED-PAYLOAD is not)."
     signable = AWSRequest(method=method, url=url, headers={n: headers.get(n, "") for n in signed}, data=body)
     signable.context["timestamp"] = stamp
     auth = SigV4Auth(Credentials(match["key"], secret), CONTROL_SIGNING_NAME, match["region"])
@@ -156,6 +160,13 @@ def control_signature_refusal(
     if not hmac.compare_digest(expected, match["signature"]):
         return "The request signature we calculated does not match the signature you provided."
     return None
+
+
+def control_key_id(headers: Mapping[str, str]) -> str | None:
+    """The access key id of a control request's ``Authorization`` (verified by
+    :func:`control_signature_refusal` first); None if it has none."""
+    match = _AUTHORIZATION.match(headers.get("Authorization") or "")
+    return None if match is None else match["key"]
 
 
 def _recent(stamp: str, scope_date: str) -> bool:

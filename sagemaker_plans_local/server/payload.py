@@ -93,6 +93,17 @@ CHECKSUMS: dict[str, tuple[Callable[[], Any] | None, int]] = {
 }
 
 
+def whole_body_digest_holds(headers: Mapping[str, str], body: bytes) -> bool:
+    """Whether a body read whole (every service but S3, and the control API) is what its
+    ``X-Amz-Content-SHA256`` says: absent, or the body's SHA-256 (``UNSIGNED-PAYLOAD`` is not).
+
+    A signature covers that header in place of the body, so a signed request whose body does
+    not match it could be replayed with any body.
+    """
+    claimed = headers.get("X-Amz-Content-SHA256")
+    return claimed is None or claimed == hashlib.sha256(body).hexdigest()
+
+
 def check_headers(headers: Mapping[str, str]) -> None:
     """Refuse (400 ``InvalidArgument``) an ``x-amz-content-sha256`` S3 does not accept."""
     claimed = headers.get("x-amz-content-sha256")

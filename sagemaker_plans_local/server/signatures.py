@@ -30,6 +30,7 @@ from botocore.credentials import Credentials
 from sagemaker_plans_local.server.aws_chunked import ChunkSigner
 from sagemaker_plans_local.server.credentials import Credential, malformed, query_pairs
 from sagemaker_plans_local.server.errors import RouteError
+from sagemaker_plans_local.server.payload import whole_body_digest_holds
 
 #: The code of a signature that does not verify and of an unknown key, by protocol family.
 MISMATCH = {
@@ -129,10 +130,8 @@ def _check_signed_headers(request: SignedRequest, credential: Credential, servic
             f"There were headers present in the request which were not signed: {', '.join(missing)}",
             403,
         )
-    if service != "s3":
-        claimed = request.headers.get("X-Amz-Content-SHA256")
-        if claimed is not None and claimed != hashlib.sha256(request.body).hexdigest():
-            raise RouteError(MISMATCH[family], MISMATCH_MESSAGE, 403)
+    if service != "s3" and not whole_body_digest_holds(request.headers, request.body):
+        raise RouteError(MISMATCH[family], MISMATCH_MESSAGE, 403)
 
 
 def _auth(credentials: Credentials, service: str, region: str, query_auth: bool) -> SigV4Auth:
