@@ -166,6 +166,23 @@ class Accounts:
             self._closed.clear()
             self._reached()
 
+    def reset_account(self, account_id: str) -> None:
+        """A fresh backend for one account, open or closed (a tenant's reset): it keeps its
+        settings and starts at the server's time; the clock and the other accounts are untouched."""
+        with self._lock:
+            held = [b for b in (self._open.pop(account_id, None), *self._draining) if b is not None]
+            held = [backend for backend in held if backend.account_id == account_id]
+            if held:
+                self._settings[account_id] = attrs.asdict(held[0].settings)
+            elif account_id in self._closed_accounts():
+                self._settings[account_id] = self._settings_of(account_id)
+            for backend in held:
+                self._draining.discard(backend)
+                backend.close()
+            self._closed.opened(account_id)  # its next change is gone with it
+            if self.root is not None:
+                shutil.rmtree(self.root / "accounts" / account_id, ignore_errors=True)
+
     def close(self) -> None:
         """Close every backend (a server's last act), and keep the accounts' next changes in ``dues.json``."""
         with self._lock:
