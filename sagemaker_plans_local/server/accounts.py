@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
@@ -100,7 +101,9 @@ class Accounts:
         return self.start_time is not None
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
-        """The account's backend, made (or opened again) on use."""
+        """The account's backend, made (or opened again) on use (a ValueError for no account id)."""
+        if not is_account_id(account_id):
+            raise ValueError(f"an account id is 12 digits (0-9), not {account_id!r}")
         with self._lock:
             backend = self._open.get(account_id)
             if backend is not None:
@@ -242,6 +245,7 @@ class Accounts:
         if self.root is None or not (self.root / "accounts").is_dir():
             return []
         names = sorted(d.name for d in (self.root / "accounts").iterdir() if (d / DATABASE).exists())
+        names = [name for name in names if is_account_id(name)]  # anything else is left alone
         return [name for name in names if name not in self._open]
 
     def _open_backend(self, account_id: str, start: datetime | None) -> LocalBackend:

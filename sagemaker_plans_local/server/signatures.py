@@ -47,8 +47,8 @@ MISMATCH_MESSAGE = (
     "The request signature we calculated does not match the signature you provided. "
     "Check your AWS Secret Access Key and signing method."
 )
-_DATE = re.compile(r"^\d{8}T\d{6}Z$")
-_SIGNATURE = re.compile(r"^[0-9a-f]{64}$")
+_DATE = re.compile(r"[0-9]{8}T[0-9]{6}Z")  # fullmatch: ASCII digits, no trailing newline
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
 
 
 class SignedRequest:
@@ -91,13 +91,13 @@ def verify(
             MISMATCH[family], "Only SigV4 signatures are accepted while signatures are checked.", 403
         )
     query_auth = credential.kind == "query"
-    if not _DATE.match(credential.date) or credential.date[:8] != credential.scope_date:
+    if not _DATE.fullmatch(credential.date) or credential.date[:8] != credential.scope_date:
         raise malformed(
             family,
             "Invalid credential date: X-Amz-Date must be a SigV4 time on the credential's date.",
             query_auth,
         )
-    if not _SIGNATURE.match(credential.signature) or not credential.signed_headers:
+    if not _SIGNATURE.fullmatch(credential.signature) or not credential.signed_headers:
         raise malformed(family, "The signature must give SignedHeaders and a SigV4 Signature.", query_auth)
     _check_signed_headers(request, credential, service, family)
     secret = secrets.get(credential.access_key_id)
