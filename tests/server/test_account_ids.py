@@ -17,6 +17,7 @@ from sagemaker_plans_local.server.guard import host_name
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT, account_for
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.server.clients import CONTROL
+from tests.server.clients import client as boto_client
 from tests.server.test_guard import START, send
 
 SEVERAL = settings(
@@ -134,3 +135,18 @@ def test_the_scope_and_date_patterns_take_ascii_digits_only():
     with pytest.raises(RouteError) as refused:
         signatures.verify(request, bad_date, {"k": "s"}, "sts", "query")
     assert refused.value.status == 400
+
+
+def test_a_decoded_length_in_other_digits_is_a_400_not_a_500(server):
+    """``'\\xb2'`` (latin-1 ``²``) passes ``str.isdigit`` and fails ``int``: once a 500."""
+    boto_client(server, "s3").create_bucket(Bucket="digits")
+    headers = {
+        "Authorization": f"AWS4-HMAC-SHA256 Credential=testing/20260101/us-east-1/s3/aws4_request, "
+        f"SignedHeaders=host, Signature={'0' * 64}",
+        "x-amz-content-sha256": "STREAMING-UNSIGNED-PAYLOAD-TRAILER",
+        "Content-Encoding": "aws-chunked",
+        "x-amz-decoded-content-length": b"\xb2",
+    }
+    status, _, body = send(server, "PUT", "/digits/key", b"0\r\n\r\n", headers)
+    assert status == 400, body
+    assert boto_client(server, "s3").list_objects_v2(Bucket="digits")["KeyCount"] == 0
