@@ -14,7 +14,7 @@ import boto3
 
 from sagemaker_plans_local.backend_root import BackendRoot
 from sagemaker_plans_local.backend_state import local_executor, open_state, shut_down
-from sagemaker_plans_local.core.arns import is_account_id
+from sagemaker_plans_local.core.arns import account_id as checked_account_id
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
@@ -84,11 +84,9 @@ class LocalBackend:
     ) -> None:
         if runner not in (None, "detached") or (runner and root is None):
             raise ValueError(f"runner takes None or 'detached' (with a root), not {runner!r}")
-        if not is_account_id(account_id):
-            raise ValueError(f"an account id is 12 digits (0-9), not {account_id!r}")
         detach = runner is not None and run_job_code and _detached_runs()
         self.region = region
-        self.account_id = account_id
+        self.account_id = checked_account_id(account_id)
         held = BackendRoot(root)
         self.root = held.path
         self._durable: Durable | None = None

@@ -37,6 +37,13 @@ def is_account_id(text: object) -> bool:
     return isinstance(text, str) and _ACCOUNT_ID.fullmatch(text) is not None
 
 
+def account_id(text: str) -> str:
+    """``text`` if it is an account id (:func:`is_account_id`), else a ValueError."""
+    if not is_account_id(text):
+        raise ValueError(f"an account id is 12 digits (0-9), not {text!r}")
+    return text
+
+
 def arn(region: str, service: str, account_id: str, resource: str, regional: bool = True) -> str:
     """``arn:<partition>:<service>:<region>:<account>:<resource>``; IAM's have no region (``regional=False``)."""
     return f"arn:{partition(region)}:{service}:{region if regional else ''}:{account_id}:{resource}"

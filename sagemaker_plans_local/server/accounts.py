@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.core.arns import account_id as checked_account_id
 from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
@@ -102,8 +103,7 @@ class Accounts:
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
         """The account's backend, made (or opened again) on use (a ValueError for no account id)."""
-        if not is_account_id(account_id):
-            raise ValueError(f"an account id is 12 digits (0-9), not {account_id!r}")
+        account_id = checked_account_id(account_id)
         with self._lock:
             backend = self._open.get(account_id)
             if backend is not None:
