@@ -21,7 +21,9 @@ from tests.server.clients import client as boto_client
 from tests.server.test_guard import START, send
 
 SEVERAL = settings(
-    deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=40,
 )
 ASCII_ID = st.text(st.sampled_from("0123456789"), min_size=12, max_size=12)
 #: Twelve decimal digits of any script, at least one not ASCII (U+0661, U+0967, U+FF11, ...).

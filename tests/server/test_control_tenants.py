@@ -34,7 +34,9 @@ ONE, TWO = ("111111111111", "S1"), ("222222222222", "S2")
 ADMIN = ("AKIDOPERATOR", "admin-secret")
 TENANTS = dict([ONE, TWO])
 SEVERAL = settings(
-    deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=25
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=25,
 )
 
 

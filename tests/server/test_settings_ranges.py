@@ -27,7 +27,9 @@ from tests.server.clients import client, control
 from tests.server.test_guard import START
 
 SEVERAL = settings(
-    deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=40,
 )
 DURATIONS = ("job_runtime_seconds", "cold_start_seconds", "warm_start_seconds", "plan_payment_seconds")
 WHOLE = st.integers(min_value=-(10**30), max_value=10**30)
