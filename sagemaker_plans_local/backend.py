@@ -14,6 +14,7 @@ import boto3
 
 from sagemaker_plans_local.backend_root import BackendRoot
 from sagemaker_plans_local.backend_state import local_executor, open_state, shut_down
+from sagemaker_plans_local.core.arns import account_id as checked_account_id
 from sagemaker_plans_local.core.clock import VirtualClock
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.core.waiting import Waits
@@ -85,7 +86,7 @@ class LocalBackend:
             raise ValueError(f"runner takes None or 'detached' (with a root), not {runner!r}")
         detach = runner is not None and run_job_code and _detached_runs()
         self.region = region
-        self.account_id = account_id
+        self.account_id = checked_account_id(account_id)
         held = BackendRoot(root)
         self.root = held.path
         self._durable: Durable | None = None

@@ -2,8 +2,8 @@
 
 - ``run script.py [args]``: the script with every boto3 client answered in-process.
 - ``serve [--host] [--port] [--root] [--start-time] [--allow-real-keys] [--access-key KEY:SECRET]
-  [--allowed-host NAME] [--no-run-code] [--unauthenticated]``: the server (docs/server.md); prints one
-  line with its URL when ready; Ctrl-C or SIGTERM stops it.
+  [--admin-key KEY:SECRET] [--allowed-host NAME] [--no-run-code] [--unauthenticated]``: the server
+  (docs/server.md); prints one line with its URL when ready; Ctrl-C or SIGTERM stops it.
 - ``reset [--root DIR | --endpoint-url URL] [--yes]``: empties the default backend's durable
   state (or the root given), or resets a running server.
 - ``offerings``, ``plans``, ``jobs``, ``pools``, ``clock show|advance DURATION``, ``cost``,
@@ -62,6 +62,13 @@ def _parser() -> argparse.ArgumentParser:
         metavar="KEY:SECRET",
         help="check SigV4 signatures: only requests signed with one of these keys are answered (repeatable)",
     )
+    serve.add_argument(
+        "--admin-key",
+        action="append",
+        default=[],
+        metavar="KEY:SECRET",
+        help="a key that may also move the clock, reset every account and name any account (repeatable)",
+    )
     _guard_options(serve)
     serve.set_defaults(action=_serve)
     reset = commands.add_parser(
@@ -104,13 +111,13 @@ def _run(options: argparse.Namespace) -> int:
     return 0
 
 
-def _credentials(pairs: list[str]) -> dict[str, str]:
+def _credentials(pairs: list[str], option: str = "--access-key") -> dict[str, str]:
     """``KEY:SECRET`` arguments as a key -> secret map (a ValueError names a malformed one)."""
     credentials = {}
     for pair in pairs:
         key, separator, secret = pair.partition(":")
         if not key or not separator or not secret:
-            raise ValueError(f"--access-key wants KEY:SECRET, not {pair!r}")
+            raise ValueError(f"{option} wants KEY:SECRET, not {pair!r}")
         credentials[key] = secret
     return credentials
 
@@ -124,7 +131,8 @@ def _serve(options: argparse.Namespace) -> int:
     try:
         start = parse_time(options.start_time) if options.start_time else None
         credentials = _credentials(options.access_key)
-        if not (is_loopback(options.host.strip("[]")) or credentials or options.unauthenticated):
+        admins = _credentials(options.admin_key, "--admin-key")
+        if not (is_loopback(options.host.strip("[]")) or credentials or admins or options.unauthenticated):
             raise ValueError(
                 f"--host {options.host} lets anyone who reaches the port call the server"
                 f"{'' if options.no_run_code else ' and run commands as you'}; give --access-key "
@@ -139,6 +147,7 @@ def _serve(options: argparse.Namespace) -> int:
             credentials,
             allowed_hosts=options.allowed_host,
             run_code=not options.no_run_code,
+            admin_credentials=admins,
         )
     except (ValueError, OSError, SchemaError) as error:
         print(f"sagemaker-plans-local: {error}", file=sys.stderr)

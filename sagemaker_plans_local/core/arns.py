@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
+#: An account id: 12 ASCII digits (``\d`` would take any script's digits, ``$`` a trailing newline).
+_ACCOUNT_ID = re.compile(r"[0-9]{12}")
+
 #: Region-name prefixes of the partitions other than ``aws`` (longest first), as AWS names them.
 _PARTITIONS = (
     ("us-isob-", "aws-iso-b"),
@@ -25,6 +30,18 @@ def partition(region: str) -> str:
         if region.startswith(prefix):
             return name
     return "aws"
+
+
+def is_account_id(text: object) -> bool:
+    """Whether ``text`` is an AWS account id: exactly 12 ASCII digits, nothing before or after."""
+    return isinstance(text, str) and _ACCOUNT_ID.fullmatch(text) is not None
+
+
+def account_id(text: str) -> str:
+    """``text`` if it is an account id (:func:`is_account_id`), else a ValueError."""
+    if not is_account_id(text):
+        raise ValueError(f"an account id is 12 digits (0-9), not {text!r}")
+    return text
 
 
 def arn(region: str, service: str, account_id: str, resource: str, regional: bool = True) -> str:

@@ -30,6 +30,8 @@ import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Callable
 
+import attrs
+
 from sagemaker_plans_local.core.clock import Event
 from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import snapshot_chunks
@@ -190,6 +192,7 @@ def load(journal: Journal, root: Path) -> tuple[Emulation, int, list[LateExecuto
             emulation = snapshot_chunks.load(io.BufferedReader(stream, _CHUNK))  # type: ignore[type-var]
         if not isinstance(emulation, Emulation):
             raise TypeError(f"it holds a {type(emulation).__name__}")
+        attrs.validate(emulation.settings)  # a setting out of its range (taken before ranges): replay
         return emulation, seq, _loading()
     except Exception as error:  # noqa: BLE001  # any failure: the journal is the truth, replayed whole
         log.warning(

@@ -352,7 +352,10 @@ def _apply_advance(durable: Durable, body: dict[str, Any]) -> None:
 
 def _apply_setting(durable: Durable, body: dict[str, Any]) -> None:
     with durable.applying():
-        setattr(durable.emulation.settings, body["name"], body["value"])
+        try:
+            setattr(durable.emulation.settings, body["name"], body["value"])
+        except ValueError as error:  # out of its range: journaled before settings had ranges
+            log.warning("passing over a setting journaled in %s: %s", durable.root, error)
 
 
 def _apply_capacity_add(durable: Durable, body: dict[str, Any]) -> None:

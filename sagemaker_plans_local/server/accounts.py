@@ -31,6 +31,8 @@ from pathlib import Path
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.core.arns import account_id as checked_account_id
+from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
@@ -100,7 +102,8 @@ class Accounts:
         return self.start_time is not None
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
-        """The account's backend, made (or opened again) on use."""
+        """The account's backend, made (or opened again) on use (a ValueError for no account id)."""
+        account_id = checked_account_id(account_id)
         with self._lock:
             backend = self._open.get(account_id)
             if backend is not None:
@@ -166,6 +169,23 @@ class Accounts:
             self._closed.clear()
             self._reached()
 
+    def reset_account(self, account_id: str) -> None:
+        """A fresh backend for one account, open or closed (a tenant's reset): it keeps its
+        settings and starts at the server's time; the clock and the other accounts are untouched."""
+        with self._lock:
+            held = [b for b in (self._open.pop(account_id, None), *self._draining) if b is not None]
+            held = [backend for backend in held if backend.account_id == account_id]
+            if held:
+                self._settings[account_id] = attrs.asdict(held[0].settings)
+            elif account_id in self._closed_accounts():
+                self._settings[account_id] = self._settings_of(account_id)
+            for backend in held:
+                self._draining.discard(backend)
+                backend.close()
+            self._closed.opened(account_id)  # its next change is gone with it
+            if self.root is not None:
+                shutil.rmtree(self.root / "accounts" / account_id, ignore_errors=True)
+
     def close(self) -> None:
         """Close every backend (a server's last act), and keep the accounts' next changes in ``dues.json``."""
         with self._lock:
@@ -225,6 +245,7 @@ class Accounts:
         if self.root is None or not (self.root / "accounts").is_dir():
             return []
         names = sorted(d.name for d in (self.root / "accounts").iterdir() if (d / DATABASE).exists())
+        names = [name for name in names if is_account_id(name)]  # anything else is left alone
         return [name for name in names if name not in self._open]
 
     def _open_backend(self, account_id: str, start: datetime | None) -> LocalBackend:

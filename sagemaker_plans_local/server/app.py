@@ -41,7 +41,8 @@ class ServerApp:
 
     ``credentials`` (access key id -> secret) turns SigV4 checking on: every request must be
     signed by one of them (``server/signatures.py``), a control request too (``server/guard.py``).
-    ``host_guard`` says which ``Host`` names are answered (default: loopback only).
+    ``admin_credentials`` are keys as well, which on the control API also act server-wide
+    (``control.admin_keys``). ``host_guard`` says which ``Host`` names are answered (default: loopback only).
     """
 
     def __init__(
@@ -50,10 +51,12 @@ class ServerApp:
         allow_real_keys: bool = False,
         credentials: Mapping[str, str] | None = None,
         host_guard: guard.Guard | None = None,
+        admin_credentials: Mapping[str, str] | None = None,
     ) -> None:
         self.accounts = accounts
         self.allow_real_keys = allow_real_keys
-        self.credentials = dict(credentials or {})
+        self.credentials = {**(credentials or {}), **(admin_credentials or {})}
+        self._admins = control.admin_keys(credentials or {}, admin_credentials or {})
         self.guard = host_guard or _loopback_guard()
 
     def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
@@ -91,7 +94,8 @@ class ServerApp:
             return _response(error_answer(family, error, head=request.method == "HEAD"))
 
     def _control(self, request: WsgiRequest) -> tuple[int, control.Document]:
-        """The control API's answer: signed under ``--access-key``, a POST's body JSON and bounded."""
+        """The control API's answer: signed under ``--access-key`` (the key says who calls), a POST's
+        body JSON and bounded."""
         headers = request.headers
         refused = request.method == "POST" and guard.control_type_refusal(request.content_type)
         if refused:
@@ -107,7 +111,11 @@ class ServerApp:
             refused = guard.control_signature_refusal(request.method, url, headers, body, self.credentials)
             if refused:
                 return 403, {"error": "AccessDenied", "message": refused}
-        return control.answer(self.accounts, request.method, request.path, request.args, body)
+            key = guard.control_key_id(headers) or ""
+            caller = control.Caller(routing.account_for(key), key in self._admins)
+        else:
+            caller = control.Caller()  # no keys: anyone may do anything
+        return control.answer(self.accounts, request.method, request.path, request.args, body, caller)
 
     def _service_answer(self, request: WsgiRequest, scope: routing.Scope, family: str) -> Answer:
         backend = self.accounts.backend(scope.account)

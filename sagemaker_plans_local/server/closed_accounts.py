@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Collection
 
+from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 
 DUES = "dues.json"
@@ -38,7 +39,7 @@ class ClosedAccounts:
         if self._root is None or not (self._root / "accounts").is_dir():
             return []
         with os.scandir(self._root / "accounts") as entries:
-            names = sorted(entry.name for entry in entries if entry.name not in open_accounts)
+            names = sorted(e.name for e in entries if e.name not in open_accounts and is_account_id(e.name))
         unknown = []
         for name in names:
             mark, entry = self._signature(name), self._dues.get(name)

@@ -4,9 +4,11 @@ Every answer is JSON; a bad request is a 400 ``{"error": code, "message": ...}``
 nested too deeply for the parser). Who may call it is checked first (``server/app.py``,
 ``server/guard.py``): a POST's body must be ``application/json`` (else 415), at most 16 MiB
 (else 413), and signed under ``--access-key`` (else 403).
-``?account=<12 digits>`` picks the account of ``capacity``, ``scripts/...``
-and ``settings`` (default: the default account); ``clock`` and ``reset`` act
-on every account.
+``?account=<12 digits>`` picks the account of ``capacity``, ``scripts/...``,
+``settings`` and ``reset`` (default: the caller's). Who may do what (:class:`Caller`): without
+``--access-key`` anyone may do anything (the default account by default, ``reset`` of every
+account); under it a key reaches its own account only, and moving the clock, a ``reset`` of
+every account or naming another account needs an admin key (:func:`admin_keys`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any, Callable, Mapping
 import attrs
 
 from sagemaker_plans_local.backend import EMULATED_SERVICES, LocalBackend
+from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.errors import DomainError
 from sagemaker_plans_local.core.settings import Settings
 from sagemaker_plans_local.server.accounts import Accounts, WallClockError, parse_time
@@ -38,13 +41,37 @@ class ControlError(Exception):
 
 
 Document = dict[str, Any]
-Handler = Callable[[Accounts, LocalBackend | None, Document], Document]
+#: A control handler: ``(accounts, account, document)``; ``account`` is the account a request
+#: acts on, None for every account (an admin's ``reset``; the clock's handlers ignore it).
+Handler = Callable[[Accounts, str | None, Document], Document]
+
+
+@attrs.frozen
+class Caller:
+    """Who sent a control request: the account its key selects, and whether it is an admin
+    (may move the clock, reset every account and name any account). Unsigned: anyone, as admin."""
+
+    account: str = DEFAULT_ACCOUNT
+    admin: bool = True
+
+
+def admin_keys(credentials: Mapping[str, str], admin_credentials: Mapping[str, str]) -> frozenset[str]:
+    """The key ids that act server-wide: the admin keys; with none, the access keys if they
+    all select one account (a server with one tenant, whose actions reach nobody else)."""
+    if admin_credentials:
+        return frozenset(admin_credentials)
+    return frozenset(credentials) if len({account_for(key) for key in credentials}) == 1 else frozenset()
 
 
 def answer(
-    accounts: Accounts, method: str, path: str, args: Mapping[str, str], body: bytes
+    accounts: Accounts,
+    method: str,
+    path: str,
+    args: Mapping[str, str],
+    body: bytes,
+    caller: Caller = Caller(),
 ) -> tuple[int, Document]:
-    """The control API's answer to one request: (HTTP status, JSON document)."""
+    """The control API's answer to one request from ``caller``: (HTTP status, JSON document)."""
     try:
         handlers = ROUTES.get(path[len(PREFIX) :])
         if handlers is None:
@@ -54,9 +81,16 @@ def answer(
             raise ControlError(
                 f"{path} answers {', '.join(sorted(handlers))}, not {method}", 405, "MethodNotAllowed"
             )
+        account, named = _account(args, caller)
+        if handler in _SERVER_WIDE and not caller.admin:
+            raise ControlError(
+                f"{method} {path} acts on every account; it needs an admin key (serve --admin-key)",
+                403,
+                "AccessDenied",
+            )
         document = _document(body) if method == "POST" else {}
-        backend = accounts.backend(_account(args)) if handler in _PER_ACCOUNT else None
-        return 200, handler(accounts, backend, document)
+        scoped = handler in _PER_ACCOUNT or named or not caller.admin
+        return 200, handler(accounts, account if scoped else None, document)
     except ControlError as error:
         return error.status, {"error": error.code, "message": error.message}
     except (DomainError, ValueError, TypeError, OverflowError) as error:  # the backend refused the values
@@ -77,11 +111,25 @@ def _document(body: bytes) -> Document:
     return document
 
 
-def _account(args: Mapping[str, str]) -> str:
-    account = args.get("account", DEFAULT_ACCOUNT)
-    if account_for(account) != account:
-        raise ControlError(f"account must be 12 digits, not {account!r}")
-    return account
+def _account(args: Mapping[str, str], caller: Caller) -> tuple[str, bool]:
+    """The account a request acts on (``?account=``, else the caller's) and whether it was named."""
+    account = args.get("account")
+    if account is None:
+        return caller.account, False
+    if not is_account_id(account):
+        raise ControlError(f"account must be 12 digits (0-9), not {account!r}")
+    if account != caller.account and not caller.admin:
+        raise ControlError(
+            f"the key reaches its account {caller.account} only, not {account} (an admin key names any)",
+            403,
+            "AccessDenied",
+        )
+    return account, True
+
+
+def _backend(accounts: Accounts, account: str | None) -> LocalBackend:
+    assert account is not None  # a per-account handler is always given its account
+    return accounts.backend(account)
 
 
 def _field(document: Document, name: str, kind: type | tuple[type, ...], required: bool = True) -> Any:
@@ -96,15 +144,15 @@ def _field(document: Document, name: str, kind: type | tuple[type, ...], require
     return value
 
 
-def health(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
+def health(accounts: Accounts, account: str | None, document: Document) -> Document:
     return {"status": "running", "services": list(EMULATED_SERVICES)}
 
 
-def show_clock(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
+def show_clock(accounts: Accounts, account: str | None, document: Document) -> Document:
     return {"now": accounts.now().isoformat(), "manual": accounts.manual}
 
 
-def advance_clock(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
+def advance_clock(accounts: Accounts, account: str | None, document: Document) -> Document:
     if "next_change" in document:
         return next_change(accounts, document)
     seconds = _field(document, "advance_seconds", (int, float))
@@ -114,7 +162,7 @@ def advance_clock(accounts: Accounts, backend: LocalBackend | None, document: Do
         accounts.advance(seconds)
     except WallClockError as error:
         raise ControlError(str(error), 409, "WallClock") from None
-    return show_clock(accounts, backend, document)
+    return show_clock(accounts, account, document)
 
 
 def next_change(accounts: Accounts, document: Document) -> Document:
@@ -148,19 +196,23 @@ def _next_due(accounts: Accounts, settle: bool) -> datetime | None:
     return _next_due(accounts, settle=False)
 
 
-def reset(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    accounts.reset()
+def reset(accounts: Accounts, account: str | None, document: Document) -> Document:
+    """Every account (``account`` None: an admin's, clock back to its start) or one, on the clock as it is."""
+    if account is None:
+        accounts.reset()
+    else:
+        accounts.reset_account(account)
     return {"status": "reset", "now": accounts.now().isoformat()}
 
 
-def clear_capacity(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    assert backend is not None
+def clear_capacity(accounts: Accounts, account: str | None, document: Document) -> Document:
+    backend = _backend(accounts, account)
     backend.capacity.clear()
     return {"status": "cleared"}
 
 
-def add_capacity(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    assert backend is not None
+def add_capacity(accounts: Accounts, account: str | None, document: Document) -> Document:
+    backend = _backend(accounts, account)
     count = _field(document, "count", int)
     if count < 1:
         raise ControlError("count must be at least 1")
@@ -172,8 +224,8 @@ def add_capacity(accounts: Accounts, backend: LocalBackend | None, document: Doc
     return {"status": "added"}
 
 
-def script_job(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    assert backend is not None
+def script_job(accounts: Accounts, account: str | None, document: Document) -> Document:
+    backend = _backend(accounts, account)
     backend.script_job(
         _field(document, "job_name", str),
         outcome=_field(document, "outcome", str, required=False) or "Completed",
@@ -183,41 +235,24 @@ def script_job(accounts: Accounts, backend: LocalBackend | None, document: Docum
     return {"status": "scripted"}
 
 
-def script_plan(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    assert backend is not None
+def script_plan(accounts: Accounts, account: str | None, document: Document) -> Document:
+    backend = _backend(accounts, account)
     payment = _field(document, "payment_succeeds", bool, required=False)
     backend.script_plan(_field(document, "training_plan_name", str), payment_succeeds=bool(payment))
     return {"status": "scripted"}
 
 
-def change_settings(accounts: Accounts, backend: LocalBackend | None, document: Document) -> Document:
-    assert backend is not None
-    fields = {field.name: field for field in attrs.fields(Settings)}
-    for name, value in document.items():
-        if name not in fields:
-            raise ControlError(f"no setting {name!r}; the settings are {', '.join(fields)}")
-        _check_setting(name, str(fields[name].type), value)
+def change_settings(accounts: Accounts, account: str | None, document: Document) -> Document:
+    """Every setting given, each in its range (``core/settings.py``), or none of them (a 400)."""
+    backend = _backend(accounts, account)
+    names = [field.name for field in attrs.fields(Settings)]
+    unknown = [name for name in document if name not in names]
+    if unknown:
+        raise ControlError(f"no setting {unknown[0]!r}; the settings are {', '.join(names)}")
+    attrs.evolve(backend.settings, **document)  # each value checked (a ValueError: a 400) before any is set
     for name, value in document.items():
         setattr(backend.settings, name, value)
     return attrs.asdict(backend.settings)
-
-
-def _check_setting(name: str, declared: str, value: Any) -> None:
-    """A setting's value must be of its declared type (``Quota``: null, a count or {type: count})."""
-    if declared == "bool":
-        ok = isinstance(value, bool)
-    elif declared == "float":
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
-    elif declared == "int":
-        ok = _count(value)
-    else:  # Quota
-        ok = value is None or _count(value) or (isinstance(value, dict) and all(map(_count, value.values())))
-    if not ok:
-        raise ControlError(f"setting {name!r} takes a {declared}, not {value!r}")
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 ROUTES: dict[str, dict[str, Handler]] = {
@@ -231,3 +266,5 @@ ROUTES: dict[str, dict[str, Handler]] = {
     "settings": {"POST": change_settings, "GET": change_settings},
 }
 _PER_ACCOUNT = (add_capacity, clear_capacity, script_job, script_plan, change_settings)
+#: What moves the clock every account shares: an admin's only.
+_SERVER_WIDE = (advance_clock,)

@@ -40,7 +40,7 @@ AUTH_QUERY_KEYS = (
 )
 #: The query keys whose presence means the request authenticates in its query.
 _QUERY_MARKERS = ("X-Amz-Algorithm", "X-Amz-Credential", "X-Amz-Signature", "AWSAccessKeyId", "Signature")
-_SCOPE = re.compile(r"^([^/\s,]+)/(\d{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request$")
+_SCOPE = re.compile(r"([^/\s,]+)/([0-9]{8})/([a-z0-9-]+)/([a-z0-9-]+)/aws4_request")  # fullmatch: ASCII
 _SIGV2 = re.compile(r"^AWS\s+([^:\s]+):(\S*)$")
 _COMPONENTS = ("Credential", "SignedHeaders", "Signature")
 _MALFORMED = {"json": "IncompleteSignatureException", "query": "IncompleteSignature"}
@@ -159,7 +159,7 @@ def _query(query: dict[str, str], family: str) -> Credential:
 def _credential(
     kind: str, credential: str, signed: tuple[str, ...], signature: str, date: str | None, family: str
 ) -> Credential:
-    found = _SCOPE.match(credential)
+    found = _SCOPE.fullmatch(credential)
     if found is None:
         raise refusal(
             "missing-credential", family, "Missing Authentication Token: sign the request with SigV4.", 403

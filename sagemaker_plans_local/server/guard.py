@@ -25,6 +25,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
+from sagemaker_plans_local.server.payload import whole_body_digest_holds
+
 #: The SigV4 signing name of control API requests (any region).
 CONTROL_SIGNING_NAME = "sagemaker-plans-local"
 #: How far a control signature's ``X-Amz-Date`` may be from the wall clock (AWS's own skew limit).
@@ -36,11 +38,13 @@ JSON_TYPES = ("application/json",)
 #: How many ``Host`` values a guard remembers its verdict on (then it forgets them all).
 HOSTS_KEPT = 1024
 
-_PORT = re.compile(r"^\d{1,5}$")
+# ASCII digits only (``\d`` takes any script's), matched whole (``$`` passes a trailing newline)
+_PORT = re.compile(r"[0-9]{1,5}")
 _AUTHORIZATION = re.compile(
-    r"^AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/\s,]+)/(?P<date>\d{8})/(?P<region>[a-z0-9-]+)/"
+    r"AWS4-HMAC-SHA256\s+Credential=(?P<key>[^/\s,]+)/(?P<date>[0-9]{8})/(?P<region>[a-z0-9-]+)/"
     r"(?P<service>[a-z0-9-]+)/aws4_request,\s*SignedHeaders=(?P<signed>[a-z0-9;-]+),\s*"
-    r"Signature=(?P<signature>[0-9a-f]{64})$"
+    r"Signature=(?P<signature>[0-9a-f]{64})",
+    re.ASCII,
 )
 
 
@@ -49,11 +53,11 @@ def host_name(host: str) -> str | None:
     host = host.strip().lower()
     if host.startswith("["):
         name, bracket, port = host[1:].partition("]")
-        if not bracket or (port and not (port[0] == ":" and _PORT.match(port[1:]))):
+        if not bracket or (port and not (port[0] == ":" and _PORT.fullmatch(port[1:]))):
             return None
         return name
     name, colon, port = host.rpartition(":") if ":" in host else (host, "", "")
-    if colon and not _PORT.match(port):
+    if colon and not _PORT.fullmatch(port):
         return None
     name = name.rstrip(".")
     return name if name and ":" not in name else None
@@ -134,7 +138,7 @@ def control_signature_refusal(
 
     ``url`` is as the client sent it (``http://<Host><raw path>[?<raw query>]``).
     """
-    match = _AUTHORIZATION.match(headers.get("Authorization") or "")
+    match = _AUTHORIZATION.fullmatch(headers.get("Authorization") or "")
     if match is None:
         return (
             "The control API needs a SigV4 signature (signing name "
@@ -149,6 +153,8 @@ def control_signature_refusal(
     stamp = headers.get("X-Amz-Date") or ""
     if not _recent(stamp, match["date"]):
         return "The signature's X-Amz-Date is more than 15 minutes from the server's time."
+    if not whole_body_digest_holds(headers, body):  # as the services check it (server/payload.py)
+        return "The X-Amz-Content-SHA256 header is not the SHA-256 of the body (UNSIGNED-PAYLOAD is not)."
     signable = AWSRequest(method=method, url=url, headers={n: headers.get(n, "") for n in signed}, data=body)
     signable.context["timestamp"] = stamp
     auth = SigV4Auth(Credentials(match["key"], secret), CONTROL_SIGNING_NAME, match["region"])
@@ -156,6 +162,13 @@ def control_signature_refusal(
     if not hmac.compare_digest(expected, match["signature"]):
         return "The request signature we calculated does not match the signature you provided."
     return None
+
+
+def control_key_id(headers: Mapping[str, str]) -> str | None:
+    """The access key id of a control request's ``Authorization`` (verified by
+    :func:`control_signature_refusal` first); None if it has none."""
+    match = _AUTHORIZATION.fullmatch(headers.get("Authorization") or "")
+    return None if match is None else match["key"]
 
 
 def _recent(stamp: str, scope_date: str) -> bool:

@@ -42,7 +42,7 @@ UNSIGNED = "UNSIGNED-PAYLOAD"
 #: The streaming values of ``x-amz-content-sha256`` whose chunks carry signatures.
 SIGNED_STREAMING = ("STREAMING-AWS4-HMAC-SHA256-PAYLOAD", "STREAMING-AWS4-HMAC-SHA256-PAYLOAD-TRAILER")
 STREAMING = (*SIGNED_STREAMING, "STREAMING-UNSIGNED-PAYLOAD-TRAILER")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SHA256 = re.compile(r"[0-9a-f]{64}")  # fullmatch
 _CHECKSUM_PREFIX = "x-amz-checksum-"
 
 
@@ -93,12 +93,23 @@ CHECKSUMS: dict[str, tuple[Callable[[], Any] | None, int]] = {
 }
 
 
+def whole_body_digest_holds(headers: Mapping[str, str], body: bytes) -> bool:
+    """Whether a body read whole (every service but S3, and the control API) is what its
+    ``X-Amz-Content-SHA256`` says: absent, or the body's SHA-256 (``UNSIGNED-PAYLOAD`` is not).
+
+    A signature covers that header in place of the body, so a signed request whose body does
+    not match it could be replayed with any body.
+    """
+    claimed = headers.get("X-Amz-Content-SHA256")
+    return claimed is None or claimed == hashlib.sha256(body).hexdigest()
+
+
 def check_headers(headers: Mapping[str, str]) -> None:
     """Refuse (400 ``InvalidArgument``) an ``x-amz-content-sha256`` S3 does not accept."""
     claimed = headers.get("x-amz-content-sha256")
     if claimed is None or claimed == UNSIGNED or claimed in STREAMING:
         return
-    if not _SHA256.match(claimed):
+    if not _SHA256.fullmatch(claimed):
         raise RouteError(
             "InvalidArgument",
             "x-amz-content-sha256 must be UNSIGNED-PAYLOAD, STREAMING-AWS4-HMAC-SHA256-PAYLOAD, "
@@ -148,14 +159,16 @@ def checked_body(headers: dict[str, str], body: Any) -> tuple[dict[str, str], An
     stream = io.BytesIO(bytes(body)) if isinstance(body, (bytes, bytearray)) else body
     claimed = value.get("x-amz-content-sha256", "")
     checks: list[_Check] = []
-    if _SHA256.match(claimed):
+    if _SHA256.fullmatch(claimed):
         checks.append((hashlib.sha256(), lambda: bytes.fromhex(claimed), _sha256_mismatch()))
     encodings = _encodings(value.get("content-encoding", ""))
     decoder = None
     if "aws-chunked" in encodings or claimed.startswith("STREAMING-"):
         headers = _decoded_headers(headers, lower, encodings)
         decoded = value.get("x-amz-decoded-content-length", "")
-        decoder = AwsChunked(stream, expected_size=int(decoded) if decoded.isdigit() else None)
+        decoder = AwsChunked(
+            stream, expected_size=int(decoded) if decoded.isascii() and decoded.isdigit() else None
+        )
         stream = io.BufferedReader(decoder)
     checks.extend(_checksums(value, decoder))
     if decoder is None and not checks:

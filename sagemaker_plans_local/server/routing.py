@@ -16,6 +16,7 @@ import re
 from typing import Mapping, NamedTuple
 from urllib.parse import parse_qs
 
+from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.protocol.service_model import service_model
 from sagemaker_plans_local.server import credentials
 from sagemaker_plans_local.server.credentials import Lookup
@@ -41,8 +42,7 @@ FAMILIES = {
     "s3": "rest-xml",
 }
 
-_REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")
-_ACCOUNT = re.compile(r"^\d{12}$")
+_REAL_KEY = re.compile(r"^(AKIA|ASIA)[A-Z0-9]{16}$")  # a refusal: a trailing newline still looks real
 
 
 class Scope(NamedTuple):
@@ -64,8 +64,8 @@ def signing_name(service: str) -> str:
 
 
 def account_for(access_key_id: str) -> str:
-    """The account an access key id selects: itself if 12 digits, else the default account."""
-    return access_key_id if _ACCOUNT.match(access_key_id) else DEFAULT_ACCOUNT
+    """The account an access key id selects: itself if 12 ASCII digits, else the default account."""
+    return access_key_id if is_account_id(access_key_id) else DEFAULT_ACCOUNT
 
 
 def looks_real(access_key_id: str) -> bool:

@@ -22,6 +22,8 @@ class LocalServer:
     It answers a ``Host`` naming loopback, ``host`` or one of ``allowed_hosts`` (``server/guard.py``);
     ``run_code=False`` simulates every job on the clock, running none of their code.
     ``threads`` workers answer requests; a connection idle for ``idle_timeout`` seconds is closed.
+    ``credentials`` (key id -> secret) turn signature checking on, each key reaching its own account;
+    ``admin_credentials`` are keys that may also act server-wide on the control API (docs/server.md).
     """
 
     def __init__(
@@ -36,10 +38,15 @@ class LocalServer:
         run_code: bool = True,
         idle_timeout: int = IDLE_TIMEOUT,
         threads: int = THREADS,
+        admin_credentials: Mapping[str, str] | None = None,
     ) -> None:
         self.accounts = Accounts(start_time, None if root is None else Path(root), run_code=run_code)
         self.app = ServerApp(
-            self.accounts, allow_real_keys, credentials, host_guard=Guard(host, allowed_hosts)
+            self.accounts,
+            allow_real_keys,
+            credentials,
+            host_guard=Guard(host, allowed_hosts),
+            admin_credentials=admin_credentials,
         )
         self._http = HttpServer(self.app, host, port, idle_timeout=idle_timeout, threads=threads)
         shown = f"[{host}]" if ":" in host else host

@@ -60,7 +60,8 @@ from sagemaker_plans_local.services.s3 import rules
 from sagemaker_plans_local.services.s3.rules import BodyLimit
 
 _LABEL = re.compile(r"\{([^}+]+)(\+?)\}")
-_AWS_HOST = re.compile(r"^(?P<bucket>.+)\.s3(?:[.-](?:dualstack\.)?[a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?$")
+#: A virtual-hosted S3 name under amazonaws.com (matched whole: ``$`` would pass a trailing newline).
+_AWS_HOST = re.compile(r"(?P<bucket>.+)\.s3(?:[.-](?:dualstack\.)?[a-z0-9-]+)?\.amazonaws\.com(?:\.cn)?")
 _LOCAL_SUFFIXES = (".s3.localhost", ".localhost")
 _FRAMING = 64 * 1024  # the framing an aws-chunked body may add past 1/64 of its limit (small chunks)
 
@@ -156,7 +157,7 @@ def host_bucket(host: str) -> str | None:
         return None
     except ValueError:
         pass
-    found = _AWS_HOST.match(name)
+    found = _AWS_HOST.fullmatch(name)
     if found:
         return found.group("bucket")
     for suffix in _LOCAL_SUFFIXES:
@@ -231,7 +232,7 @@ def _bounded(operation: str, headers: Mapping[str, str], body: Any) -> Any:
     length = headers.get("x-amz-decoded-content-length" if chunked else "content-length", "").strip()
     if isinstance(body, (bytes, bytearray)) and not chunked:
         length = str(len(body))
-    if length.isdigit() and int(length) > limit.max_bytes:
+    if length.isascii() and length.isdigit() and int(length) > limit.max_bytes:
         raise S3RouteError(*limit.too_large, 400)
     if isinstance(body, (bytes, bytearray)):
         return body

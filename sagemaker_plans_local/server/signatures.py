@@ -30,6 +30,7 @@ from botocore.credentials import Credentials
 from sagemaker_plans_local.server.aws_chunked import ChunkSigner
 from sagemaker_plans_local.server.credentials import Credential, malformed, query_pairs
 from sagemaker_plans_local.server.errors import RouteError
+from sagemaker_plans_local.server.payload import whole_body_digest_holds
 
 #: The code of a signature that does not verify and of an unknown key, by protocol family.
 MISMATCH = {
@@ -46,8 +47,8 @@ MISMATCH_MESSAGE = (
     "The request signature we calculated does not match the signature you provided. "
     "Check your AWS Secret Access Key and signing method."
 )
-_DATE = re.compile(r"^\d{8}T\d{6}Z$")
-_SIGNATURE = re.compile(r"^[0-9a-f]{64}$")
+_DATE = re.compile(r"[0-9]{8}T[0-9]{6}Z")  # fullmatch: ASCII digits, no trailing newline
+_SIGNATURE = re.compile(r"[0-9a-f]{64}")
 
 
 class SignedRequest:
@@ -90,13 +91,13 @@ def verify(
             MISMATCH[family], "Only SigV4 signatures are accepted while signatures are checked.", 403
         )
     query_auth = credential.kind == "query"
-    if not _DATE.match(credential.date) or credential.date[:8] != credential.scope_date:
+    if not _DATE.fullmatch(credential.date) or credential.date[:8] != credential.scope_date:
         raise malformed(
             family,
             "Invalid credential date: X-Amz-Date must be a SigV4 time on the credential's date.",
             query_auth,
         )
-    if not _SIGNATURE.match(credential.signature) or not credential.signed_headers:
+    if not _SIGNATURE.fullmatch(credential.signature) or not credential.signed_headers:
         raise malformed(family, "The signature must give SignedHeaders and a SigV4 Signature.", query_auth)
     _check_signed_headers(request, credential, service, family)
     secret = secrets.get(credential.access_key_id)
@@ -129,10 +130,8 @@ def _check_signed_headers(request: SignedRequest, credential: Credential, servic
             f"There were headers present in the request which were not signed: {', '.join(missing)}",
             403,
         )
-    if service != "s3":
-        claimed = request.headers.get("X-Amz-Content-SHA256")
-        if claimed is not None and claimed != hashlib.sha256(request.body).hexdigest():
-            raise RouteError(MISMATCH[family], MISMATCH_MESSAGE, 403)
+    if service != "s3" and not whole_body_digest_holds(request.headers, request.body):
+        raise RouteError(MISMATCH[family], MISMATCH_MESSAGE, 403)
 
 
 def _auth(credentials: Credentials, service: str, region: str, query_auth: bool) -> SigV4Auth:
