@@ -16,7 +16,7 @@ class BackendRoot:
         if path is None:
             self.path = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-"))
         else:
-            self.path = Path(path)
+            self.path = Path(path).absolute()  # once, here: processes in other directories use it
             self.path.mkdir(parents=True, exist_ok=True)
 
     def release(self) -> None:
