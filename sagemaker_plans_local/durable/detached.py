@@ -39,11 +39,17 @@ LOCK = "runner.lock"
 LOG = "runner.log"
 #: Real seconds between two starts of a runner by one backend for a run nobody claimed.
 RESTART_SECONDS = 5.0
-#: What the started interpreter runs: it takes the lock (else exits: a runner is there) and forks;
-#: the first process writes the child's pid into the lock file and exits (the starter reaps it), the
-#: child, holding the lock, runs the runner from the starter's copy of the package.
+#: What the started interpreter runs: it drops the working directory from ``sys.path`` before it
+#: imports anything (``python -c`` puts it first: a module planted where the starter works would run
+#: as the starter), takes the lock (else exits: a runner is there) and forks; the first process
+#: writes the child's pid into the lock file and exits (the starter reaps it), the child, holding the
+#: lock, runs the runner from the starter's copy of the package. Not ``-I``: the starter's
+#: ``PYTHONPATH`` and user site, where the package's dependencies may be, still apply.
 BOOT = (
-    "import fcntl, os, sys\n"
+    "import sys\n"
+    "if sys.path[:1] == ['']:\n"
+    "    del sys.path[0]\n"
+    "import fcntl, os\n"
     f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)\n"
     "try:\n"
     "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
