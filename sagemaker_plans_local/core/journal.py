@@ -15,10 +15,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import IO, Any, Iterator, NamedTuple, cast
+
+from sagemaker_plans_local.core.root_files import linked, open_file
 
 #: The layout of the database this package writes; a root written by a newer one is refused.
 SCHEMA_VERSION = 1
@@ -63,6 +66,7 @@ class Journal:
 
     def __init__(self, root: Path) -> None:
         self.path = root / DATABASE
+        _prepare(self.path)
         self._connection = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
@@ -230,6 +234,18 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _prepare(path: Path) -> None:
+    """Refuse a journal whose files are links; make a new one private (SQLite gives its ``-wal`` and
+    ``-shm`` files the database file's mode)."""
+    for name in (path.name, *(path.name + suffix for suffix in ("-wal", "-shm", "-journal"))):
+        if (path.parent / name).is_symlink():
+            raise linked(path.parent / name)
+    try:
+        os.close(open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        pass
 
 
 class _Blob(io.RawIOBase):

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sagemaker_plans_local.core.errors import JobNotFound
+from sagemaker_plans_local.core.root_files import open_file, read_text
 
 if TYPE_CHECKING:
     from sagemaker_plans_local.durable.state import Durable
@@ -50,7 +51,7 @@ BOOT = (
     "if sys.path[:1] == ['']:\n"
     "    del sys.path[0]\n"
     "import fcntl, os\n"
-    f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)\n"
+    f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)\n"
     "try:\n"
     "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
     "except BlockingIOError:\n"
@@ -81,7 +82,7 @@ class RunnerLock:
     @classmethod
     def take(cls, root: Path) -> "RunnerLock | None":
         """The lock if no other process holds it (None: a runner is there, or being probed)."""
-        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_file(root / LOCK, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -110,14 +111,15 @@ def runner_pid(root: Path) -> int | None:
     if not running(root):
         return None
     try:
-        return int((root / LOCK).read_text().strip())
+        return int(read_text(root / LOCK).strip())
     except (OSError, ValueError):
         return None
 
 
 def start(root: Path, account_id: str, region: str) -> None:
     """Start ``root``'s runner, detached, with this process's environment and working directory."""
-    with open(root / LOG, "ab") as output:
+    output = open_file(root / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
         starter = subprocess.Popen(
             [sys.executable, "-c", BOOT, _PACKAGE_PARENT, str(root), account_id, region],
             stdin=subprocess.DEVNULL,
@@ -125,6 +127,8 @@ def start(root: Path, account_id: str, region: str) -> None:
             stderr=output,
             start_new_session=True,  # not in the group a notebook's kernel is killed with
         )
+    finally:
+        os.close(output)
     starter.wait()  # it locks, forks and exits: the lock is held, by a process nobody here waits for
 
 

@@ -37,7 +37,8 @@ class LocalServer:
         idle_timeout: int = IDLE_TIMEOUT,
         threads: int = THREADS,
     ) -> None:
-        self.accounts = Accounts(start_time, None if root is None else Path(root).absolute(), run_code=run_code)
+        root = None if root is None else Path(root).absolute()  # once, here
+        self.accounts = Accounts(start_time, root, run_code=run_code)
         self.app = ServerApp(
             self.accounts, allow_real_keys, credentials, host_guard=Guard(host, allowed_hosts)
         )
