@@ -52,6 +52,11 @@ class SchemaError(RuntimeError):
     """The root was written by a newer sagemaker-plans-local (or is not a journal)."""
 
 
+class JournalWriteError(OSError):
+    """A change could not be journaled (a full disk, an I/O error, a write lock never had): it was
+    rolled back, and :attr:`Journal.failed` keeps the first such error (docs/durability.md)."""
+
+
 class Entry(NamedTuple):
     """One journaled change: its number, virtual time (ISO 8601), kind and JSON body."""
 
@@ -73,6 +78,8 @@ class Journal:
         self._lock = threading.RLock()
         self._depth = 0
         self._version: int | None = None
+        #: The first write that failed (None: every write so far committed).
+        self.failed: JournalWriteError | None = None
         try:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")
@@ -109,7 +116,10 @@ class Journal:
     # -- transactions ------------------------------------------------------------------
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """One write transaction (nested calls join the outer one); rolled back if the block raises."""
+        """One write transaction (nested calls join the outer one); rolled back if the block raises.
+
+        A write that fails raises :class:`JournalWriteError`, and so does every later one (:attr:`failed`).
+        """
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -118,16 +128,37 @@ class Journal:
                 finally:
                     self._depth -= 1
                 return
-            self._connection.execute("BEGIN IMMEDIATE")
+            if self.failed is not None:  # the writer's state may hold a change the journal does not
+                raise JournalWriteError(f"{self.failed}; nothing is journaled until the root is reopened")
+            try:
+                self._connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:
+                raise self._write_failed(error) from error
             self._depth = 1
             try:
                 yield
-            except BaseException:
-                self._depth = 0
-                self._connection.execute("ROLLBACK")
+                self._connection.execute("COMMIT")
+            except BaseException as error:
+                self._rollback()
+                if isinstance(error, sqlite3.Error):
+                    raise self._write_failed(error) from error
                 raise
-            self._depth = 0
-            self._connection.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def _rollback(self) -> None:
+        """Roll back the transaction unless SQLite did (it does after a full disk or an I/O error)."""
+        if self._connection.in_transaction:
+            try:
+                self._connection.execute("ROLLBACK")
+            except sqlite3.Error:  # the transaction went with the error: nothing was committed
+                pass
+
+    def _write_failed(self, error: sqlite3.Error) -> JournalWriteError:
+        failure = JournalWriteError(f"cannot write the journal {self.path}: {error}")
+        if self.failed is None:
+            self.failed = failure
+        return failure
 
     @property
     def in_transaction(self) -> bool:

@@ -15,7 +15,9 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from sagemaker_plans_local.core.journal import JournalWriteError
 from sagemaker_plans_local.durable.state import Durable
+from sagemaker_plans_local.protocol.errors import ApiError
 
 if TYPE_CHECKING:
     from botocore.model import OperationModel
@@ -76,6 +78,21 @@ class JournaledService:
 
     def handle(self, region: str, operation_model: OperationModel | str, request: dict | None) -> Answer:
         name = operation_model if isinstance(operation_model, str) else operation_model.name
+        if self._durable.journal.failed is not None:
+            return self._unavailable(name)
+        try:
+            answer = self._handle(name, region, operation_model, request)
+        except JournalWriteError:
+            return self._unavailable(name)
+        return answer if self._durable.journal.failed is None else self._unavailable(name)
+
+    def _unavailable(self, operation: str) -> Answer:
+        """The answer of a backend whose journal could not be written (docs/behaviours.md)."""
+        return self.service.error_answer(unavailable(self._durable.journal.failed), operation)
+
+    def _handle(
+        self, name: str, region: str, operation_model: OperationModel | str, request: dict | None
+    ) -> Answer:
         if name.startswith(READS) or self._durable.closed:
             return self.service.handle(region, operation_model, request)
         request = dict(request or {})
@@ -109,6 +126,18 @@ class JournaledService:
             return None  # not a request the read can be made for: the call answers for itself
         answer = self.service.handle(region, read, {"body": json.dumps(params).encode()})
         return bytes(answer.body) if answer.status < 300 else None
+
+
+def unavailable(failure: JournalWriteError | None) -> ApiError:
+    """What every call answers once a journal write failed: the machine's fault, not the request's."""
+    return ApiError(
+        "ServiceUnavailable",
+        f"The backend could not write its journal ({failure}). Nothing of a request it could not journal "
+        "is stored, and it answers no request until it is reopened; make room (or fix the disk), then "
+        'reopen it (docs/durability.md, "When the journal cannot be written").',
+        status=503,
+        sender=False,
+    )
 
 
 def _kept(service: str, operation: str, data: Any, body: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:

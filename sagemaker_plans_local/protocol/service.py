@@ -137,6 +137,10 @@ class AwsService:
         """The ``InternalFailure`` answer, for a caller that could not use :meth:`handle`'s."""
         return self._error(internal_failure(operation_name), operation_name, new_request_id())
 
+    def error_answer(self, error: ApiError, operation_name: str) -> Answer:
+        """The answer to ``error``, for a caller that answers a request without :meth:`handle`."""
+        return self._error(error, operation_name, new_request_id())
+
     def not_implemented(self, operation_name: str) -> ApiError:
         """The answer to an operation the service does not implement (HTTP 501)."""
         owner = f" of {self.service_name}" if self.NAMED_IN_ERRORS else ""
