@@ -54,7 +54,10 @@ class SchemaError(RuntimeError):
 
 class JournalWriteError(OSError):
     """A change could not be journaled (a full disk, an I/O error, a write lock never had): it was
-    rolled back, and :attr:`Journal.failed` keeps the first such error (docs/durability.md)."""
+    rolled back, and :attr:`Journal.failed` keeps the first such error (docs/durability.md).
+    ``reason`` is SQLite's message."""
+
+    reason = ""
 
 
 class Entry(NamedTuple):
@@ -156,6 +159,7 @@ class Journal:
 
     def _write_failed(self, error: sqlite3.Error) -> JournalWriteError:
         failure = JournalWriteError(f"cannot write the journal {self.path}: {error}")
+        failure.reason = str(error)
         if self.failed is None:
             self.failed = failure
         return failure

@@ -130,11 +130,12 @@ class JournaledService:
 
 def unavailable(failure: JournalWriteError | None) -> ApiError:
     """What every call answers once a journal write failed: the machine's fault, not the request's."""
+    reason = failure.reason if failure is not None else "unknown"
     return ApiError(
         "ServiceUnavailable",
-        f"The backend could not write its journal ({failure}). Nothing of a request it could not journal "
-        "is stored, and it answers no request until it is reopened; make room (or fix the disk), then "
-        'reopen it (docs/durability.md, "When the journal cannot be written").',
+        f"The backend could not write its journal ({reason}). Nothing of a request it could not "
+        "journal is stored, and it answers no request until it is reopened; make room (or fix the "
+        'disk), then reopen it (docs/durability.md, "When the journal cannot be written").',
         status=503,
         sender=False,
     )

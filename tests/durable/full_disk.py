@@ -55,7 +55,10 @@ def main(directory: Path) -> dict:
     backend = LocalBackend(root=root, start_time=START)
     sm = backend.client()
     seen["before"] = answer(lambda: sm.create_training_job(**create_request("before")))
+    s3 = backend.client("s3")
+    s3.create_bucket(Bucket="kept")
     fill(directory)
+    seen["object"] = answer(lambda: s3.put_object(Bucket="kept", Key="k", Body=b"x" * 65536))
     seen["full"] = answer(lambda: sm.create_training_job(**create_request("full")))
     seen["after"] = answer(lambda: sm.describe_training_job(TrainingJobName="before"))
     seen["close"] = answer(backend.close)
@@ -64,6 +67,7 @@ def main(directory: Path) -> dict:
         sm = reopened.client()
         seen["kept"] = [job["TrainingJobName"] for job in sm.list_training_jobs()["TrainingJobSummaries"]]
         seen["again"] = answer(lambda: sm.create_training_job(**create_request("full")))
+        seen["objects"] = reopened.client("s3").list_objects_v2(Bucket="kept")["KeyCount"]
     return seen
 
 

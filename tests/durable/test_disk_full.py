@@ -94,11 +94,13 @@ def test_a_full_disk_fails_the_commit_and_stores_nothing(tmp_path):
         pytest.skip(f"no tmpfs of our own here: {seen['skip']}")
     assert seen == {
         "before": "ok",
+        "object": "ServiceUnavailable 503",  # S3's files: no room, the machine's fault, nothing stored
         "full": "ServiceUnavailable 503",
         "after": "ServiceUnavailable 503",
         "close": "ok",
         "kept": ["before"],
         "again": "ok",
+        "objects": 0,
     }
 
 
