@@ -38,6 +38,8 @@ PLANTED = (
     "attrs",
     "botocore",
     "sagemaker_plans_local",
+    "multiprocessing",
+    "pickle",
 )
 #: Generous: how long a job with a virtualenv may take on a loaded machine.
 LIMIT = 180.0
@@ -130,3 +132,30 @@ def test_a_job_of_a_backend_working_in_a_shared_directory_imports_nothing_from_i
         job = backend.wait_for_training_job("in-shared")
     assert sorted(path.name for path in markers.iterdir()) == []
     assert (job.status, job.failure_reason) == ("Completed", None)
+
+
+SIMULATION = """
+from tests.simulation.test_runs import ONE_DAY, WORKLOAD
+from sagemaker_plans_local.simulation.simulator import simulate
+
+if __name__ == "__main__":  # the workers run this file as their main module too
+    simulation = simulate(WORKLOAD, ["on-demand", "keep-alive=600"], capacity=ONE_DAY, workers=2)
+    print(len(simulation.results), flush=True)
+"""
+
+
+def test_the_simulators_workers_import_nothing_from_the_working_directory(tmp_path):
+    planted, markers = tmp_path / "shared", tmp_path / "markers"
+    plant(planted, markers)
+    script = tmp_path / "simulation.py"
+    script.write_text(SIMULATION)
+    done = subprocess.run(
+        [sys.executable, str(script)],  # a fresh process: no fork server yet
+        cwd=planted,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=LIMIT,
+    )
+    assert sorted(path.name for path in markers.iterdir()) == []
+    assert (done.returncode, done.stdout) == (0, "2\n"), done.stderr
