@@ -54,10 +54,12 @@ class SchemaError(RuntimeError):
 
 class JournalWriteError(OSError):
     """A change could not be journaled (a full disk, an I/O error, a write lock never had): it was
-    rolled back, and :attr:`Journal.failed` keeps the first such error (docs/durability.md).
-    ``reason`` is SQLite's message."""
+    rolled back, and :attr:`Journal.failed` keeps the first such error after the write lock was
+    taken (docs/durability.md). ``reason`` is SQLite's message."""
 
-    reason = ""
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Entry(NamedTuple):
@@ -132,11 +134,15 @@ class Journal:
                     self._depth -= 1
                 return
             if self.failed is not None:  # the writer's state may hold a change the journal does not
-                raise JournalWriteError(f"{self.failed}; nothing is journaled until the root is reopened")
+                raise JournalWriteError(
+                    f"{self.failed}; nothing is journaled until reopened", self.failed.reason
+                )
             try:
                 self._connection.execute("BEGIN IMMEDIATE")
-            except sqlite3.Error as error:
-                raise self._write_failed(error) from error
+            except sqlite3.Error as error:  # nothing was written: later writes may succeed
+                raise JournalWriteError(
+                    f"cannot write the journal {self.path}: {error}", str(error)
+                ) from error
             self._depth = 1
             try:
                 yield
@@ -158,8 +164,7 @@ class Journal:
                 pass
 
     def _write_failed(self, error: sqlite3.Error) -> JournalWriteError:
-        failure = JournalWriteError(f"cannot write the journal {self.path}: {error}")
-        failure.reason = str(error)
+        failure = JournalWriteError(f"cannot write the journal {self.path}: {error}", str(error))
         if self.failed is None:
             self.failed = failure
         return failure

@@ -78,17 +78,16 @@ class JournaledService:
 
     def handle(self, region: str, operation_model: OperationModel | str, request: dict | None) -> Answer:
         name = operation_model if isinstance(operation_model, str) else operation_model.name
-        if self._durable.journal.failed is not None:
-            return self._unavailable(name)
+        journal = self._durable.journal
+        if journal.failed is not None:
+            return self.service.error_answer(unavailable(journal.failed, True), name)
         try:
             answer = self._handle(name, region, operation_model, request)
-        except JournalWriteError:
-            return self._unavailable(name)
-        return answer if self._durable.journal.failed is None else self._unavailable(name)
-
-    def _unavailable(self, operation: str) -> Answer:
-        """The answer of a backend whose journal could not be written (docs/behaviours.md)."""
-        return self.service.error_answer(unavailable(self._durable.journal.failed), operation)
+        except JournalWriteError as error:  # lasting unless the write lock was never had
+            return self.service.error_answer(unavailable(error, journal.failed is not None), name)
+        if journal.failed is not None:  # a write of this call (or of a run meanwhile) failed
+            return self.service.error_answer(unavailable(journal.failed, True), name)
+        return answer
 
     def _handle(
         self, name: str, region: str, operation_model: OperationModel | str, request: dict | None
@@ -128,14 +127,18 @@ class JournaledService:
         return bytes(answer.body) if answer.status < 300 else None
 
 
-def unavailable(failure: JournalWriteError | None) -> ApiError:
-    """What every call answers once a journal write failed: the machine's fault, not the request's."""
-    reason = failure.reason if failure is not None else "unknown"
+def unavailable(failure: JournalWriteError, lasting: bool) -> ApiError:
+    """What a call answers when a journal write failed: the machine's fault, not the request's
+    (``lasting``: the backend answers nothing more until reopened)."""
+    then = (
+        "it answers no request until it is reopened; make room (or fix the disk), then reopen it"
+        if lasting
+        else "retry later"
+    )
     return ApiError(
         "ServiceUnavailable",
-        f"The backend could not write its journal ({reason}). Nothing of a request it could not "
-        "journal is stored, and it answers no request until it is reopened; make room (or fix the "
-        'disk), then reopen it (docs/durability.md, "When the journal cannot be written").',
+        f"The backend could not write its journal ({failure.reason}). Nothing of a request it could "
+        f'not journal is stored; {then} (docs/durability.md, "When the journal cannot be written").',
         status=503,
         sender=False,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import uuid
@@ -76,6 +77,25 @@ def test_a_full_journal_answers_service_unavailable_and_stores_nothing(tmp_path)
         assert reopened.clock.now() == START and reopened.settings.job_runtime_seconds != 5
         sm.create_training_job(**full)  # room again
         assert sm.describe_training_job(TrainingJobName="full")["HyperParameters"] == BIG
+
+
+def test_a_write_lock_never_had_fails_that_call_only(tmp_path):
+    with LocalBackend(root=tmp_path / "root", start_time=START) as backend:
+        assert backend._durable is not None  # a durable root
+        backend._durable.journal._connection.execute("PRAGMA busy_timeout = 50")
+        holder = sqlite3.connect(tmp_path / "root" / "state.sqlite3", isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")  # another process's transaction that never ends
+        sm = backend.client()
+        with pytest.raises(ClientError) as raised:
+            sm.create_training_job(**create_request("waited"))
+        error = raised.value.response["Error"]
+        assert error["Code"] == "ServiceUnavailable" and "retry later" in error["Message"]
+        holder.execute("ROLLBACK")
+        holder.close()
+        sm.create_training_job(**create_request("waited"))  # nothing was applied, nothing is failed
+        assert [job["TrainingJobName"] for job in sm.list_training_jobs()["TrainingJobSummaries"]] == [
+            "waited"
+        ]
 
 
 def test_a_full_disk_fails_the_commit_and_stores_nothing(tmp_path):
