@@ -56,7 +56,16 @@ STRUCTURE: tuple[tuple[str, ...], ...] = (
 
 def check_root(root: Path) -> None:
     """Refuse ``root`` (:class:`UntrustedRoot`) unless this user may open it; then make it private."""
-    user = os.geteuid()
+    user = os.geteuid() if hasattr(os, "geteuid") else None  # Windows: no owners nor modes to check
+    if user is not None:
+        _check_owner(root, user)
+    for link in _links(root):
+        raise linked(link)
+    if user is not None:
+        _make_private(root, os.stat(root).st_mode)
+
+
+def _check_owner(root: Path, user: int) -> None:
     given = os.lstat(root)
     if stat.S_ISLNK(given.st_mode) and given.st_uid != user:
         raise _foreign(root, given.st_uid, user)
@@ -69,9 +78,6 @@ def check_root(root: Path) -> None:
             "what it holds there, and opening it runs that as you. Open only roots you trust: if you "
             'trust it, `chmod o-w` it (docs/durability.md, "The trust model of a root").'
         )
-    for link in _links(root):
-        raise linked(link)
-    _make_private(root, status.st_mode)
 
 
 def _foreign(root: Path, owner: int, user: int) -> UntrustedRoot:
