@@ -72,6 +72,13 @@ def _check_owner(root: Path, user: int) -> None:
     status = os.stat(root)
     if status.st_uid != user:
         raise _foreign(root, status.st_uid, user)
+    for name in (*FILES, *DIRECTORIES):  # what the package keeps at its top: the owner's too
+        try:
+            owner = os.lstat(root / name).st_uid
+        except FileNotFoundError:
+            continue
+        if owner != user:
+            raise _foreign(root / name, owner, user)
     if status.st_mode & stat.S_IWOTH:
         raise UntrustedRoot(
             f"The root {root} may be written by every user of this machine, so anyone could have put "
@@ -80,9 +87,9 @@ def _check_owner(root: Path, user: int) -> None:
         )
 
 
-def _foreign(root: Path, owner: int, user: int) -> UntrustedRoot:
+def _foreign(path: Path, owner: int, user: int) -> UntrustedRoot:
     return UntrustedRoot(
-        f"The root {root} belongs to another user (uid {owner}; you are uid {user}). Opening it "
+        f"{path} belongs to another user (uid {owner}; you are uid {user}). Opening the root "
         "would run what it holds — its jobs' commands, its snapshots — as you. Open only roots you "
         "trust: let its owner open it, or, if you trust it, copy it or chown it to you "
         '(docs/durability.md, "The trust model of a root").'

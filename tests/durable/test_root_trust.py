@@ -129,6 +129,10 @@ def test_a_root_of_another_user_is_refused_even_to_root(tmp_path):
         LocalBackend(root=root)
     with pytest.raises(UntrustedRoot, match="belongs to another user"):
         LocalBackend(root=root, runs_code=False)  # an observer too: opening loads its snapshots
+    os.chown(root, os.getuid(), os.getgid())
+    os.chown(root / "state.sqlite3", 65534, 65534)  # a journal put there by another user
+    with pytest.raises(UntrustedRoot, match="state.sqlite3 belongs to another user"):
+        LocalBackend(root=root)
 
 
 def test_a_root_and_what_it_keeps_are_private(tmp_path):
