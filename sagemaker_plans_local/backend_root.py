@@ -7,6 +7,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from sagemaker_plans_local.core.root_files import DIRECTORY_MODE
+
 
 class BackendRoot:
     """The root directory of one backend: ``path``, and whether the backend made it (``owned``)."""
@@ -16,8 +18,8 @@ class BackendRoot:
         if path is None:
             self.path = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-"))
         else:
-            self.path = Path(path)
-            self.path.mkdir(parents=True, exist_ok=True)
+            self.path = Path(path).absolute()  # once, here: processes in other directories use it
+            self.path.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)  # private when made here
 
     def release(self) -> None:
         """Let the root go, removing it if the backend made it (called once, by the backend's close)."""

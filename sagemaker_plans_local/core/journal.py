@@ -15,10 +15,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import sqlite3
 import threading
 from pathlib import Path
 from typing import IO, Any, Iterator, NamedTuple, cast
+
+from sagemaker_plans_local.core.root_files import linked, open_file
 
 #: The layout of the database this package writes; a root written by a newer one is refused.
 SCHEMA_VERSION = 1
@@ -49,6 +52,16 @@ class SchemaError(RuntimeError):
     """The root was written by a newer sagemaker-plans-local (or is not a journal)."""
 
 
+class JournalWriteError(OSError):
+    """A change could not be journaled (a full disk, an I/O error, a write lock never had): it was
+    rolled back, and :attr:`Journal.failed` keeps the first such error after the write lock was
+    taken (docs/durability.md). ``reason`` is SQLite's message."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class Entry(NamedTuple):
     """One journaled change: its number, virtual time (ISO 8601), kind and JSON body."""
 
@@ -63,12 +76,15 @@ class Journal:
 
     def __init__(self, root: Path) -> None:
         self.path = root / DATABASE
+        _prepare(self.path)
         self._connection = sqlite3.connect(
             self.path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
         )
         self._lock = threading.RLock()
         self._depth = 0
         self._version: int | None = None
+        #: The first write that failed (None: every write so far committed).
+        self.failed: JournalWriteError | None = None
         try:
             self._connection.execute("PRAGMA journal_mode=WAL")
             self._connection.execute("PRAGMA synchronous=NORMAL")
@@ -105,7 +121,10 @@ class Journal:
     # -- transactions ------------------------------------------------------------------
     @contextlib.contextmanager
     def writing(self) -> Iterator[None]:
-        """One write transaction (nested calls join the outer one); rolled back if the block raises."""
+        """One write transaction (nested calls join the outer one); rolled back if the block raises.
+
+        A write that fails raises :class:`JournalWriteError`, and so does every later one (:attr:`failed`).
+        """
         with self._lock:
             if self._depth:
                 self._depth += 1
@@ -114,16 +133,41 @@ class Journal:
                 finally:
                     self._depth -= 1
                 return
-            self._connection.execute("BEGIN IMMEDIATE")
+            if self.failed is not None:  # the writer's state may hold a change the journal does not
+                raise JournalWriteError(
+                    f"{self.failed}; nothing is journaled until reopened", self.failed.reason
+                )
+            try:
+                self._connection.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as error:  # nothing was written: later writes may succeed
+                raise JournalWriteError(
+                    f"cannot write the journal {self.path}: {error}", str(error)
+                ) from error
             self._depth = 1
             try:
                 yield
-            except BaseException:
-                self._depth = 0
-                self._connection.execute("ROLLBACK")
+                self._connection.execute("COMMIT")
+            except BaseException as error:
+                self._rollback()
+                if isinstance(error, sqlite3.Error):
+                    raise self._write_failed(error) from error
                 raise
-            self._depth = 0
-            self._connection.execute("COMMIT")
+            finally:
+                self._depth = 0
+
+    def _rollback(self) -> None:
+        """Roll back the transaction unless SQLite did (it does after a full disk or an I/O error)."""
+        if self._connection.in_transaction:
+            try:
+                self._connection.execute("ROLLBACK")
+            except sqlite3.Error:  # the transaction went with the error: nothing was committed
+                pass
+
+    def _write_failed(self, error: sqlite3.Error) -> JournalWriteError:
+        failure = JournalWriteError(f"cannot write the journal {self.path}: {error}", str(error))
+        if self.failed is None:
+            self.failed = failure
+        return failure
 
     @property
     def in_transaction(self) -> bool:
@@ -230,6 +274,18 @@ class Journal:
     def close(self) -> None:
         with self._lock:
             self._connection.close()
+
+
+def _prepare(path: Path) -> None:
+    """Refuse a journal whose files are links; make a new one private (SQLite gives its ``-wal`` and
+    ``-shm`` files the database file's mode)."""
+    for name in (path.name, *(path.name + suffix for suffix in ("-wal", "-shm", "-journal"))):
+        if (path.parent / name).is_symlink():
+            raise linked(path.parent / name)
+    try:
+        os.close(open_file(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        pass
 
 
 class _Blob(io.RawIOBase):

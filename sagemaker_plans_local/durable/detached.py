@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sagemaker_plans_local.core.errors import JobNotFound
+from sagemaker_plans_local.core.root_files import open_file, read_text
 
 if TYPE_CHECKING:
     from sagemaker_plans_local.durable.state import Durable
@@ -39,12 +40,18 @@ LOCK = "runner.lock"
 LOG = "runner.log"
 #: Real seconds between two starts of a runner by one backend for a run nobody claimed.
 RESTART_SECONDS = 5.0
-#: What the started interpreter runs: it takes the lock (else exits: a runner is there) and forks;
-#: the first process writes the child's pid into the lock file and exits (the starter reaps it), the
-#: child, holding the lock, runs the runner from the starter's copy of the package.
+#: What the started interpreter runs: it drops the working directory from ``sys.path`` before it
+#: imports anything (``python -c`` puts it first: a module planted where the starter works would run
+#: as the starter), takes the lock (else exits: a runner is there) and forks; the first process
+#: writes the child's pid into the lock file and exits (the starter reaps it), the child, holding the
+#: lock, runs the runner from the starter's copy of the package. Not ``-I``: the starter's
+#: ``PYTHONPATH`` and user site, where the package's dependencies may be, still apply.
 BOOT = (
-    "import fcntl, os, sys\n"
-    f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)\n"
+    "import sys\n"
+    "if sys.path[:1] == ['']:\n"
+    "    del sys.path[0]\n"
+    "import fcntl, os\n"
+    f"fd = os.open(os.path.join(sys.argv[2], {LOCK!r}), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)\n"
     "try:\n"
     "    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)\n"
     "except BlockingIOError:\n"
@@ -75,7 +82,7 @@ class RunnerLock:
     @classmethod
     def take(cls, root: Path) -> "RunnerLock | None":
         """The lock if no other process holds it (None: a runner is there, or being probed)."""
-        fd = os.open(root / LOCK, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_file(root / LOCK, os.O_RDWR | os.O_CREAT)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -104,14 +111,15 @@ def runner_pid(root: Path) -> int | None:
     if not running(root):
         return None
     try:
-        return int((root / LOCK).read_text().strip())
+        return int(read_text(root / LOCK).strip())
     except (OSError, ValueError):
         return None
 
 
 def start(root: Path, account_id: str, region: str) -> None:
     """Start ``root``'s runner, detached, with this process's environment and working directory."""
-    with open(root / LOG, "ab") as output:
+    output = open_file(root / LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    try:
         starter = subprocess.Popen(
             [sys.executable, "-c", BOOT, _PACKAGE_PARENT, str(root), account_id, region],
             stdin=subprocess.DEVNULL,
@@ -119,6 +127,8 @@ def start(root: Path, account_id: str, region: str) -> None:
             stderr=output,
             start_new_session=True,  # not in the group a notebook's kernel is killed with
         )
+    finally:
+        os.close(output)
     starter.wait()  # it locks, forks and exits: the lock is held, by a process nobody here waits for
 
 

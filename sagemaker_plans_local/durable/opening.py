@@ -12,6 +12,7 @@ from sagemaker_plans_local.core.journal import Journal
 from sagemaker_plans_local.durable import gc_pause, snapshots
 from sagemaker_plans_local.durable.leftovers import remove_leftovers
 from sagemaker_plans_local.durable.root_meta import open_root
+from sagemaker_plans_local.durable.root_trust import check_root
 from sagemaker_plans_local.durable.services import journaled, replay_request
 from sagemaker_plans_local.durable.state import Durable
 from sagemaker_plans_local.emulation import Emulation, ExecutorFactory
@@ -33,6 +34,7 @@ def open_durable(
 
     ``runs_code=False``: this process never claims a run (others on the root run the code).
     """
+    check_root(root)  # another user's, open to all, or holding a link: refused
     journal = Journal(root)
     loaded = None
     try:

@@ -9,8 +9,11 @@ its file exists.
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from pathlib import Path
+
+from sagemaker_plans_local.core.root_files import UntrustedRoot, open_file, private_directory, read_text
 
 try:
     import fcntl
@@ -18,6 +21,8 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]  # no locking without it
 
 OWNERS = "owners"
+#: An owner's token (``uuid4().hex``), as the journal's ``runs`` table names it.
+_TOKEN = re.compile(r"[0-9a-f]{32}")
 
 
 class Owner:
@@ -25,10 +30,9 @@ class Owner:
 
     def __init__(self, root: Path) -> None:
         self.token = uuid.uuid4().hex
-        directory = root / OWNERS
-        directory.mkdir(parents=True, exist_ok=True)
+        directory = private_directory(root / OWNERS)
         self._path = directory / f"{self.token}.lock"
-        self._fd: int | None = os.open(self._path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self._fd: int | None = open_file(self._path, os.O_RDWR | os.O_CREAT)
         if fcntl is not None:
             fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         os.write(self._fd, f"{os.getpid()}\n".encode())
@@ -43,10 +47,12 @@ class Owner:
 
 def alive(root: Path, token: str) -> bool:
     """Whether the owner ``token`` of ``root`` still holds its lock."""
+    if not _TOKEN.fullmatch(token):  # not one this package wrote: no file is named after it
+        return False
     path = root / OWNERS / f"{token}.lock"
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-    except FileNotFoundError:
+        fd = open_file(path, os.O_RDWR)
+    except (FileNotFoundError, UntrustedRoot):
         return False
     try:
         if fcntl is None:  # pragma: no cover - Windows
@@ -71,7 +77,7 @@ def live_pids(root: Path) -> set[int] | None:
         if not alive(root, path.name[: -len(".lock")]):
             continue
         try:
-            pids.add(int(path.read_text().strip()))
+            pids.add(int(read_text(path).strip()))
         except (OSError, ValueError):
             return None
     return pids

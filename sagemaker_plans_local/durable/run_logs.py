@@ -10,16 +10,19 @@ this process, by the run's end, at close, or by a flusher thread within
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Callable
 
 from sagemaker_plans_local.core.clock import Clock
-from sagemaker_plans_local.core.journal import Journal
+from sagemaker_plans_local.core.journal import Journal, JournalWriteError
 
 if TYPE_CHECKING:
     from sagemaker_plans_local.services.logs.streams import LogStore
+
+log = logging.getLogger(__name__)
 
 #: Longest real time a queued line waits for its journal entry.
 FLUSH_SECONDS = 0.25
@@ -56,19 +59,26 @@ class LogJournal:
             for at, body in queued:
                 self._own(self._journal.append(at, "log", body))
 
-    def close(self) -> None:
-        """Journal what is queued and stop the flusher."""
+    def close(self, flush: bool = True) -> None:
+        """Journal what is queued (unless not ``flush``: the journal cannot be written) and stop the flusher."""
         self._closed = True
         self._wake.set()
-        self.flush()
+        if flush:
+            self.flush()
 
     def _flush_soon(self) -> None:
         while not self._closed:
             self._wake.wait()
             self._wake.clear()
             time.sleep(FLUSH_SECONDS)
+            if self._journal.failed is not None:
+                return  # the backend journals nothing more (Durable.failed)
             if not self._closed:
-                self.flush()
+                try:
+                    self.flush()
+                except JournalWriteError:
+                    log.error("cannot journal the log lines of local runs", exc_info=True)
+                    return
 
 
 class RunLogs:

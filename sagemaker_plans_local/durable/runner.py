@@ -6,8 +6,10 @@ backend that runs code, and loop — replay the journal, apply the changes due o
 the clock, which claims and runs the jobs' code through the normal executor —
 until it has nothing to run (:func:`.detached.has_work`) and either no other
 process has the root open or nothing was journaled for
-``settings.runner_idle_seconds``. It also ends on SIGTERM, and when its root's
-journal is removed or replaced (a reset): its runs then end as a dead process's.
+``settings.runner_idle_seconds``. It also ends on SIGTERM, when its root's
+journal is removed or replaced (a reset), and when a write of its journal fails (a full
+disk): its runs then end as a dead process's, and the next runner started on the root
+takes up its jobs.
 """
 
 from __future__ import annotations
@@ -76,6 +78,9 @@ def _loop(durable: Durable, hold: RunnerLock, stopping: threading.Event) -> None
     idle = _Idleness(durable)
     next_check = time.monotonic()
     while not stopping.is_set():
+        if durable.journal.failed is not None:  # no run's end can be recorded: the next runner recovers
+            log.error("cannot write the journal: exiting (%s)", durable.journal.failed)
+            return
         clock.catch_up()  # replays what others journaled, then applies what fell due
         if time.monotonic() >= next_check:
             next_check = time.monotonic() + CHECK_SECONDS

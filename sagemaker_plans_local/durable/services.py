@@ -15,7 +15,9 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any, Callable, cast
 
+from sagemaker_plans_local.core.journal import JournalWriteError
 from sagemaker_plans_local.durable.state import Durable
+from sagemaker_plans_local.protocol.errors import ApiError
 
 if TYPE_CHECKING:
     from botocore.model import OperationModel
@@ -76,6 +78,20 @@ class JournaledService:
 
     def handle(self, region: str, operation_model: OperationModel | str, request: dict | None) -> Answer:
         name = operation_model if isinstance(operation_model, str) else operation_model.name
+        journal = self._durable.journal
+        if journal.failed is not None:
+            return self.service.error_answer(unavailable(journal.failed, True), name)
+        try:
+            answer = self._handle(name, region, operation_model, request)
+        except JournalWriteError as error:  # lasting unless the write lock was never had
+            return self.service.error_answer(unavailable(error, journal.failed is not None), name)
+        if journal.failed is not None:  # a write of this call (or of a run meanwhile) failed
+            return self.service.error_answer(unavailable(journal.failed, True), name)
+        return answer
+
+    def _handle(
+        self, name: str, region: str, operation_model: OperationModel | str, request: dict | None
+    ) -> Answer:
         if name.startswith(READS) or self._durable.closed:
             return self.service.handle(region, operation_model, request)
         request = dict(request or {})
@@ -109,6 +125,23 @@ class JournaledService:
             return None  # not a request the read can be made for: the call answers for itself
         answer = self.service.handle(region, read, {"body": json.dumps(params).encode()})
         return bytes(answer.body) if answer.status < 300 else None
+
+
+def unavailable(failure: JournalWriteError, lasting: bool) -> ApiError:
+    """What a call answers when a journal write failed: the machine's fault, not the request's
+    (``lasting``: the backend answers nothing more until reopened)."""
+    then = (
+        "it answers no request until it is reopened; make room (or fix the disk), then reopen it"
+        if lasting
+        else "retry later"
+    )
+    return ApiError(
+        "ServiceUnavailable",
+        f"The backend could not write its journal ({failure.reason}). Nothing of a request it could "
+        f'not journal is stored; {then} (docs/durability.md, "When the journal cannot be written").',
+        status=503,
+        sender=False,
+    )
 
 
 def _kept(service: str, operation: str, data: Any, body: dict[str, Any]) -> tuple[Any, dict[str, Any]] | None:

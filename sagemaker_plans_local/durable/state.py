@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from sagemaker_plans_local.core.journal import Entry, Journal
+from sagemaker_plans_local.core.journal import Entry, Journal, JournalWriteError
 from sagemaker_plans_local.core.settings import watch
 from sagemaker_plans_local.durable import gc_pause, owners
 from sagemaker_plans_local.durable.gc_pause import gc_paused
@@ -231,7 +231,7 @@ class Durable:
     # -- runs ----------------------------------------------------------------------------
     def claim_run(self, region: str, job: str, started: datetime) -> bool:
         """Claim running the job's code here; False if another process has (or this one never runs code)."""
-        if self.closed or not self.runs_code:
+        if self.closed or not self.runs_code or self.journal.failed is not None:
             return False
         return self.journal.claim_run(region, job, iso(started), self._owner.token) == self._owner.token
 
@@ -241,13 +241,16 @@ class Durable:
 
     def run_ended(self, region: str, job: str, started: datetime, result: RunResult, at: datetime) -> None:
         """An owned run ended: journal it for the other processes (not after close: it was killed)."""
-        if self.closed:
+        if self.closed or self.journal.failed is not None:
             return
         body = run_body(region, job, started, result, at)
-        with self.emulation.lock, self.journal.writing():
-            self.logs.flush()  # the run's last lines before its end
-            self.own(self.journal.append(iso(self.emulation.clock.now()), "run_ended", body))
-            self.journal.mark_run_ended(region, job, iso(started))
+        try:
+            with self.emulation.lock, self.journal.writing():
+                self.logs.flush()  # the run's last lines before its end
+                self.own(self.journal.append(iso(self.emulation.clock.now()), "run_ended", body))
+                self.journal.mark_run_ended(region, job, iso(started))
+        except JournalWriteError:  # it ends as a dead process's run once this process lets the root go
+            log.error("cannot journal the end of %s's run on %s", job, self.root, exc_info=True)
 
     def await_run(self, run: PendingRun) -> None:
         """One look for an awaited run's end: replay; if its owner died, it ends as an instance failure."""
@@ -299,7 +302,7 @@ class Durable:
         """
         from sagemaker_plans_local.durable import snapshots
 
-        if self.closed or self._applying:
+        if self.closed or self._applying or self.journal.failed is not None:  # a state ahead of its journal
             return False
         try:
             with self.emulation.lock:
@@ -320,7 +323,7 @@ class Durable:
     def close(self) -> None:
         """Stop journaling (the queued log lines first, then a snapshot if one is due); the owned runs
         still going count as a dead process's."""
-        self.logs.close()
+        self.logs.close(flush=self.journal.failed is None)
         self.snapshot(SNAPSHOT_ON_CLOSE)
         self.closed = True
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import errno
 import logging
 from typing import Any, Callable, ClassVar, Iterator, TypeVar
 
@@ -80,6 +81,20 @@ def internal_failure(operation_name: str) -> ApiError:
     )
 
 
+#: What a write answers when the disk holding the backend's files takes no more.
+NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def no_room(error: OSError) -> ApiError:
+    """A write the machine could not take: its fault, not the request's (docs/behaviours.md)."""
+    return ApiError(
+        "ServiceUnavailable",
+        f"The backend could not write its files ({error.strerror}); make room, then retry.",
+        status=503,
+        sender=False,
+    )
+
+
 class AwsService:
     """The shared part of every emulated service; subclasses set the protocol hooks.
 
@@ -129,13 +144,19 @@ class AwsService:
             return self._answer(handler, region, model, request or {}, request_id)
         except ApiError as error:
             return self._error(error, name, request_id)
-        except Exception:  # a bug of ours must still reach the caller AWS-shaped
+        except Exception as error:  # a bug of ours (or a full disk) must still reach the caller AWS-shaped
+            if isinstance(error, OSError) and error.errno in NO_ROOM:
+                return self._error(no_room(error), name, request_id)
             log.exception("internal error answering %s.%s", self.service_name, name)
             return self._error(internal_failure(name), name, request_id)
 
     def failure(self, operation_name: str) -> Answer:
         """The ``InternalFailure`` answer, for a caller that could not use :meth:`handle`'s."""
         return self._error(internal_failure(operation_name), operation_name, new_request_id())
+
+    def error_answer(self, error: ApiError, operation_name: str) -> Answer:
+        """The answer to ``error``, for a caller that answers a request without :meth:`handle`."""
+        return self._error(error, operation_name, new_request_id())
 
     def not_implemented(self, operation_name: str) -> ApiError:
         """The answer to an operation the service does not implement (HTTP 501)."""

@@ -49,7 +49,10 @@ MODULE_COMMANDS = {"pip": "pip", "pip3": "pip", "torchrun": "torch.distributed.r
 #: Runs pip: (argv, env) -> (exit code, output tail); raises processes.Stopped.
 Runner = Callable[[list[str], Mapping[str, str]], tuple[int, str]]
 
+#: Run as ``python -c`` (not ``-I``: the user site and ``PYTHONUSERBASE`` count), it drops the working
+#: directory ``-c`` puts first on ``sys.path`` before it imports anything.
 _SITE_QUERY = (
+    "import sys\nif sys.path[:1] == ['']:\n    del sys.path[0]\n"
     "import json, site; print(json.dumps(site.getsitepackages()"
     " + ([site.getusersitepackages()] if site.ENABLE_USER_SITE else [])))"
 )
@@ -113,7 +116,8 @@ class VirtualEnvironments:
     def _create(self, venv: Path) -> None:
         if venv.exists():
             shutil.rmtree(venv)
-        _checked([self.python, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
+        # -I: ``-m`` would find ``venv`` (and what it imports) in the working directory first
+        _checked([self.python, "-I", "-m", "venv", "--system-site-packages", "--without-pip", str(venv)])
         site_packages = next((venv / "lib").glob("python*/site-packages"))
         dirs = self.site_dirs()
         # One line starting with "import" is executed by site.py; no comprehension (scoping).

@@ -31,6 +31,7 @@ from pathlib import Path
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.core import root_files
 from sagemaker_plans_local.core.arns import account_id as checked_account_id
 from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
@@ -267,10 +268,7 @@ class Accounts:
         """The server's time, recorded in ``clock.json`` on a manual clock with a root."""
         now = self.now()
         if self.root is not None and self.start_time is not None:
-            record = self.root / "clock.json"
-            partial = record.with_name("clock.json.partial")
-            partial.write_text(json.dumps({"now": now.isoformat()}))
-            os.replace(partial, record)
+            root_files.write_text(self.root / "clock.json", json.dumps({"now": now.isoformat()}))
         return now
 
     def _close_all(self) -> None:
@@ -290,17 +288,20 @@ def _max_open() -> int:
 def _recorded_now(root: Path) -> datetime | None:
     """The time ``root/clock.json`` records the server reached (None: not recorded)."""
     record = root / "clock.json"
-    return datetime.fromisoformat(json.loads(record.read_text())["now"]) if record.exists() else None
+    if not record.exists():
+        return None
+    return datetime.fromisoformat(json.loads(root_files.read_text(record))["now"])
 
 
 def _recorded_start(root: Path, start_time: datetime | None) -> datetime | None:
     """The start time ``root/server.json`` records (written now for a new root); a different one is refused."""
     record = root / "server.json"
     if not record.exists():
-        root.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"start_time": None if start_time is None else start_time.isoformat()}))
+        root.mkdir(mode=root_files.DIRECTORY_MODE, parents=True, exist_ok=True)
+        start = None if start_time is None else start_time.isoformat()
+        root_files.write_text(record, json.dumps({"start_time": start}))
         return start_time
-    stored = json.loads(record.read_text())["start_time"]
+    stored = json.loads(root_files.read_text(record))["start_time"]
     recorded = None if stored is None else datetime.fromisoformat(stored)
     if start_time is not None and start_time != recorded:
         was = f"--start-time {stored}" if stored else "the wall clock"
@@ -312,7 +313,7 @@ def _record_run_code(root: Path, run_code: bool) -> None:
     """Whether job code runs is the root's for good (its journal replays jobs as they were run or
     simulated): ``root/server.json`` records it; another choice is refused while it holds accounts."""
     record = root / "server.json"
-    document = json.loads(record.read_text())
+    document = json.loads(root_files.read_text(record))
     recorded = document.get("run_code", True)
     if recorded == run_code:
         return
@@ -320,7 +321,7 @@ def _record_run_code(root: Path, run_code: bool) -> None:
     if accounts.is_dir() and any(accounts.iterdir()):
         was = "running job code" if recorded else "with --no-run-code"
         raise ValueError(f"the root {root} was served {was}; restart it so, or serve on another root")
-    record.write_text(json.dumps({**document, "run_code": run_code}))
+    root_files.write_text(record, json.dumps({**document, "run_code": run_code}))
 
 
 def parse_time(text: str) -> datetime:

@@ -13,6 +13,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Collection
 
+from sagemaker_plans_local.core import root_files
 from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 
@@ -67,15 +68,13 @@ class ClosedAccounts:
         entries = {
             a: [None if due is None else due.isoformat(), mark] for a, (due, mark) in self._dues.items()
         }
-        partial = self._root / f"{DUES}.partial"
-        partial.write_text(json.dumps(entries))
-        os.replace(partial, self._root / DUES)
+        root_files.write_text(self._root / DUES, json.dumps(entries))
 
     def load(self) -> None:
         """Take up the entries of ``root/dues.json`` whose account's journal is as it was then."""
         record = None if self._root is None else self._root / DUES
         if record is not None and record.exists():
-            for account, (due, mark) in json.loads(record.read_text()).items():
+            for account, (due, mark) in json.loads(root_files.read_text(record)).items():
                 if mark == self._signature(account):
                     self._dues[account] = (None if due is None else datetime.fromisoformat(due), mark)
 

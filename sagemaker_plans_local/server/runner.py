@@ -40,7 +40,8 @@ class LocalServer:
         threads: int = THREADS,
         admin_credentials: Mapping[str, str] | None = None,
     ) -> None:
-        self.accounts = Accounts(start_time, None if root is None else Path(root), run_code=run_code)
+        root = None if root is None else Path(root).absolute()  # once, here
+        self.accounts = Accounts(start_time, root, run_code=run_code)
         self.app = ServerApp(
             self.accounts,
             allow_real_keys,

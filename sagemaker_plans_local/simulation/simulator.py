@@ -194,9 +194,7 @@ def _run_all(
             )
             for policy in policies
         ]
-    context = multiprocessing.get_context(
-        "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    )
+    context = _worker_context()
     with context.Manager() if progress else contextlib.nullcontext() as manager:
         queue = manager.Queue() if manager is not None else None
         drain = _Drain(queue, progress) if queue is not None and progress is not None else None
@@ -217,6 +215,28 @@ def _run_all(
             finally:
                 if drain is not None:
                     drain.stop()
+
+
+def _worker_context() -> Any:
+    """Where the workers come from: a fork server, started in the standard library's directory.
+
+    Python starts it as ``python -c "from multiprocessing.forkserver import main; ..."``, which puts
+    the working directory first on ``sys.path`` while it imports ``multiprocessing``: started from a
+    shared directory, it would run a module planted there. Its workers then take this process's
+    ``sys.path`` and working directory. (The working directory moves for the instant of the start;
+    without a fork server — Windows — the workers are spawned as they are.)
+    """
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    from multiprocessing import forkserver
+
+    here = os.getcwd()
+    os.chdir(os.path.dirname(os.__file__))
+    try:
+        forkserver.ensure_running()
+    finally:
+        os.chdir(here)
+    return multiprocessing.get_context("forkserver")
 
 
 @attrs.frozen

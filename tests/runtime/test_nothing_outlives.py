@@ -28,7 +28,7 @@ ROOT = Path(__file__).parents[2]
 #: Generous: how long the processes of a killed owner may take to end.
 LIMIT = 30.0
 HANGING_PYTHON = """#!/bin/sh
-if [ "$1 $2" = "-m venv" ]; then
+if [ "$1 $2 $3" = "-I -m venv" ]; then
     exec {python} -c "import time; time.sleep(600)" venv-hang "$@"
 fi
 exec {python} "$@"

@@ -160,6 +160,13 @@ def from_iso(text: str) -> datetime:
     return datetime.fromisoformat(text)
 
 
+def _in_data(name: object) -> str | None:
+    """``name`` if it names a file of a bucket's ``data/`` (a record from elsewhere may name any path)."""
+    if isinstance(name, str) and name not in ("", ".", "..") and os.path.basename(name) == name:
+        return name
+    return None
+
+
 # -- the store ------------------------------------------------------------------------
 
 
@@ -175,7 +182,7 @@ class ObjectFiles:
         self._tmp = self.root / ".tmp"
         self._uploads = self.root / ".uploads"
         for directory in (self.root, self._tmp, self._uploads):
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)  # the objects are the user's alone
 
     def bucket_exists(self, name: str) -> bool:
         return valid_bucket_name(name) and (self.root / name / "bucket.json").is_file()
@@ -275,9 +282,9 @@ class ObjectFiles:
 
     @classmethod
     def _data_name(cls, record_path: Path, stem: str) -> str | None:
-        """The data file named by the record at ``record_path`` (None without a record)."""
+        """The data file named by the record at ``record_path`` (None without a record, or outside data/)."""
         try:
-            return cls._read_json(record_path).get("data", stem)
+            return _in_data(cls._read_json(record_path).get("data", stem))
         except FileNotFoundError:
             return None
 
@@ -350,7 +357,7 @@ class ObjectFiles:
             from_iso(record["last_modified"]),
             record["content_type"],
             record["metadata"],
-            directory / "data" / record.get("data", name),
+            directory / "data" / (_in_data(record.get("data", name)) or name),
         )
 
     def _open(self, bucket: str, key: str, name: str) -> tuple[StoredObject, BinaryIO]:
