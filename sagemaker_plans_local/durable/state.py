@@ -323,6 +323,7 @@ class Durable:
         self.logs.close()
         self.snapshot(SNAPSHOT_ON_CLOSE)
         self.closed = True
+        watch(self.emulation.settings, None)  # the watcher holds this state: a closed one is let go
 
     def release(self) -> None:
         """Let the root go (after the emulation has stopped its runs)."""
