@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import pickle
+import zlib
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -63,7 +64,7 @@ def suspend(emulation: Emulation, held: BackendRoot) -> bool:
         except (pickle.PicklingError, TypeError, AttributeError) as error:
             log.debug("%s stays open: %s", held.path, error)
             return False
-    (held.path / SUSPENDED).write_bytes(data)
+    (held.path / SUSPENDED).write_bytes(zlib.compress(data, 1))  # a quarter of the size for 0.4 ms
     held.kept = True
     return True
 
@@ -75,7 +76,7 @@ def _resumed(held: BackendRoot, factory: ExecutorFactory | None) -> Emulation | 
         return None
     from sagemaker_plans_local.durable import snapshots
 
-    emulation, executors = snapshots.loads(state.read_bytes())
+    emulation, executors = snapshots.loads(zlib.decompress(state.read_bytes()))
     state.unlink()
     held.kept = False
     emulation.executor_factory = factory
