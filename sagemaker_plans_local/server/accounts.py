@@ -199,7 +199,12 @@ class Accounts:
         home = None if root is not None else self._idle.home(account_id, self._created_now())
         existing = (root / DATABASE).exists() if root is not None else home is not None and home.kept
         start = None if self.start_time is None or existing else self.now()
-        backend = self._open_backend(account_id, start, home)
+        try:
+            backend = self._open_backend(account_id, start, home)
+        except BaseException:
+            if home is not None and home.kept:  # its state stays suspended, for the next request
+                self._idle.suspended[account_id] = home
+            raise
         settings = self._settings.pop(account_id, {})
         for name, value in settings.items():
             setattr(backend.settings, name, value)

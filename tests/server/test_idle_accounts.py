@@ -7,6 +7,7 @@ What is counted is live ``Emulation`` objects (one per open account), after a co
 from __future__ import annotations
 
 import gc
+import pickle
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sagemaker_plans_local.durable import snapshots
 from sagemaker_plans_local.emulation import Emulation
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.conftest import START
@@ -46,6 +48,11 @@ def offerings(server: LocalServer, key: str) -> list:
     """The account's offerings for :data:`OFFERINGS` (their ids left out: each search makes its own)."""
     found = client(server, key=key).search_training_plan_offerings(**OFFERINGS)["TrainingPlanOfferings"]
     return [{k: v for k, v in offering.items() if k != "TrainingPlanOfferingId"} for offering in found]
+
+
+def suspended_files(server: LocalServer, account: str) -> list[Path]:
+    """The suspended state files in an open account's root (a helper: an assertion would hold the backend)."""
+    return list(server.accounts._open[account].root.glob("suspended*"))
 
 
 def touch(server: LocalServer, count: int, first: int = 500_000_000_000) -> None:
@@ -93,6 +100,36 @@ def test_an_account_with_state_is_suspended_and_comes_back_with_it():
         assert job["TrainingEndTime"] - job["TrainingStartTime"] == timedelta(seconds=300)
         assert s3.get_object(Bucket="kept", Key="k")["Body"].read() == b"body"
         assert server.backend(A).clock.now() == START + timedelta(seconds=3600)
+
+
+def test_the_next_change_of_a_suspended_account_is_found():
+    with small_server() as server:
+        client(server, key=A).create_training_job(**job_request("suspended", keep_alive=0))
+        touch(server, 3)
+        assert A in server.accounts._idle.suspended
+        steps = []
+        while (answer := control(server, "clock", {"next_change": True})[1])["changed"]:
+            steps.append(answer["now"])
+        assert steps and steps == sorted(steps)
+        job = client(server, key=A).describe_training_job(TrainingJobName="suspended")
+        assert job["TrainingJobStatus"] == "Completed"
+        assert job["TrainingEndTime"] <= server.accounts.now()
+
+
+@pytest.mark.parametrize("failure", [pickle.PicklingError, OSError])
+def test_an_account_whose_state_cannot_be_written_stays_in_memory(failure, monkeypatch):
+    def refuse(_emulation):
+        raise failure("a run in progress, or no space left on the device")
+
+    with small_server() as server:
+        client(server, "s3", key=A).create_bucket(Bucket="stays")
+        monkeypatch.setattr(snapshots, "dumps", refuse)
+        touch(server, 3)  # answered, though A cannot be let go
+        assert A in server.accounts._open and not suspended_files(server, A)
+        monkeypatch.undo()
+        touch(server, 3, first=600_000_000_000)
+        assert A in server.accounts._idle.suspended
+        assert [b["Name"] for b in client(server, "s3", key=A).list_buckets()["Buckets"]] == ["stays"]
 
 
 def test_a_reset_empties_suspended_accounts_and_keeps_their_settings():
