@@ -127,7 +127,7 @@ test-v2-all: $(STAMP) $(MPI_STAMP)
 	$(PY) -m pytest -q -n $(TEST_WORKERS) $(PYTEST_XDIST)
 
 bench: $(STAMP) $(STAMP3) $(MPI_STAMP3)
-	$(PY) benchmarks/run.py --skip-train --skip-server --skip-durable --skip-s3-bodies --skip-engine
+	$(PY) benchmarks/run.py --skip-train --skip-server --skip-durable --skip-s3-bodies --skip-engine --skip-accounts
 	$(PY3) benchmarks/run.py --skip-throughput --skip-pools --skip-search --skip-fit --skip-lists --skip-capacity --skip-startup --skip-multinode --skip-simulate
 
 clean:

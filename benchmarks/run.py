@@ -34,6 +34,7 @@ if importlib.util.find_spec("sagemaker_plans_local") is None:  # not installed: 
 
 import boto3  # noqa: E402
 import botocore  # noqa: E402
+from bench_accounts import run_accounts  # noqa: E402
 from bench_capacity import run_capacity  # noqa: E402
 from bench_durable import run_durable  # noqa: E402
 from bench_engine import run_engine  # noqa: E402
@@ -245,6 +246,7 @@ SECTIONS = (
     ("multinode", "section 12 (multi-instance jobs: start-up of 2 and 8 instances vs 1; peak RSS of 8)"),
     ("simulate", "section 13 (the what-if simulator: 10,000 and 100,000 jobs, a sweep of 8 policies)"),
     ("engine", "section 14 (the engine at scale: 30 days of jobs, create and list vs Stubber, close)"),
+    ("accounts", "section 15 (10,000 accounts touched once over HTTP: the server's RSS before, peak, idle)"),
 )
 
 
@@ -292,6 +294,7 @@ def section_runs(config: Config, quick: bool, engine_100k: bool = False) -> dict
             calls=20 if quick else 200,
             repeats=2 if quick else 7,
         ),
+        "accounts": lambda: run_accounts(count=200 if quick else 10_000, with_state=100 if quick else 2_000),
     }
 
 

@@ -58,9 +58,9 @@ class LocalBackend:
     ``start_time`` (an aware datetime) gives a manual clock that moves only
     when advanced; ``None`` follows the wall clock (an existing root keeps its
     own). ``root`` makes the state durable there and shared by every backend
-    on it, in any process (docs/durability.md); by default it is ephemeral, in
-    a temporary directory that :meth:`close` removes. A backend never closed
-    is closed when it is garbage or the interpreter exits. ``job_endpoint_url``
+    on it, in any process (docs/durability.md); by default it is ephemeral, in a temporary
+    directory that :meth:`close` removes (``BackendRoot(None)``: one a server keeps, docs/server.md).
+    A backend never closed is closed when it is garbage or the interpreter exits. ``job_endpoint_url``
     (set by the HTTP server that answers this backend) is where the jobs'
     own SageMaker calls go. ``runs_code=False`` (an observer, such as the
     inspection CLI) never runs a job's code on a durable root: a process that
@@ -76,7 +76,7 @@ class LocalBackend:
         region: str = "us-east-1",
         account_id: str = "123456789012",
         start_time: datetime | None = None,
-        root: str | Path | None = None,
+        root: str | Path | BackendRoot | None = None,
         job_endpoint_url: str | None = None,
         runs_code: bool = True,
         run_job_code: bool = True,
@@ -87,7 +87,7 @@ class LocalBackend:
         detach = runner is not None and run_job_code and _detached_runs()
         self.region = region
         self.account_id = checked_account_id(account_id)
-        held = BackendRoot(root)
+        held = root if isinstance(root, BackendRoot) else BackendRoot(root)
         self.root = held.path
         self._durable: Durable | None = None
         factory = functools.partial(local_executor, endpoint_url=job_endpoint_url) if run_job_code else None

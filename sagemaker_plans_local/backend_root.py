@@ -5,16 +5,25 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from datetime import datetime
 from pathlib import Path
 
 from sagemaker_plans_local.core.root_files import DIRECTORY_MODE
 
 
 class BackendRoot:
-    """The root directory of one backend: ``path``, and whether the backend made it (``owned``)."""
+    """The root directory of one backend: ``path``, and whether the backend made it (``owned``).
 
-    def __init__(self, path: str | os.PathLike | None) -> None:
+    An owned (temporary) root may be given to ``LocalBackend(root=...)`` by whoever made it (a
+    server): its emulation is then made ``created`` then (None: when the backend is made), or
+    resumed from the state ``backend_state.suspend`` left in it (``kept`` meanwhile).
+    """
+
+    def __init__(self, path: str | os.PathLike | None, created: datetime | None = None) -> None:
         self.owned = path is None
+        self.created = created
+        #: An owned root kept past its backend's close, holding that backend's suspended state.
+        self.kept = False
         if path is None:
             self.path = Path(tempfile.mkdtemp(prefix="sagemaker-plans-local-"))
         else:
@@ -23,5 +32,10 @@ class BackendRoot:
 
     def release(self) -> None:
         """Let the root go, removing it if the backend made it (called once, by the backend's close)."""
-        if self.owned:
+        if self.owned and not self.kept:
             shutil.rmtree(self.path, ignore_errors=True)
+
+    def discard(self) -> None:
+        """Remove an owned root, kept or not (a suspended state no backend will resume)."""
+        self.kept = False
+        self.release()

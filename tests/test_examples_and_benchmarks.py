@@ -35,6 +35,7 @@ SECTIONS = (
     "multinode",
     "simulate",
     "engine",
+    "accounts",
     *SDK_SECTIONS,
 )
 
@@ -61,6 +62,7 @@ def test_benchmark_quick_mode_runs_the_sections_without_the_sdk():
     assert "calls/CPU s" in out  # section 9: our server (and moto's, where it can run)
     assert "sweep of 8 policies" in out and "per-job CPU" in out  # section 13
     assert "burst ms/create" in out and "close() s" in out and "ours/Stubber speed" in out  # section 14
+    assert "one ListTrainingJobs each" in out and "idle <= 300 MB" in out  # section 15
 
 
 def test_what_if_example_prints_the_comparison_and_draws_it(capsys, tmp_path, monkeypatch):

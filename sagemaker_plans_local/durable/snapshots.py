@@ -156,9 +156,37 @@ def _event_state(event: Event, state: Any) -> Any:
 
 
 def dumps(emulation: Emulation) -> bytes:
-    """The emulation's state as bytes (``PicklingError`` if it cannot be kept now)."""
+    """The emulation's state as bytes (``PicklingError`` if it cannot be kept now).
+
+    An ephemeral emulation's own executors (each region's) come back as :class:`LateExecutor` s too.
+    """
+    from sagemaker_plans_local.runtime.executor import LocalExecutor
+
+    regions = {id(region.training_jobs.executor): region.name for region in emulation.regions()}
+    table = _dispatch_table()
+    table[LocalExecutor] = lambda executor: (_late, (_region_of(regions, executor),))
     with gc_paused():  # many objects made (the chunks' memos), no garbage
-        return snapshot_chunks.dump(emulation, _dispatch_table(), {Event: _event_state})
+        return snapshot_chunks.dump(emulation, table, {Event: _event_state})
+
+
+def _region_of(regions: dict[int, str], executor: object) -> str:
+    region = regions.get(id(executor))
+    if region is None:
+        raise pickle.PicklingError("a snapshot holds the executors of its regions only")
+    return region
+
+
+def loads(data: bytes) -> tuple[Emulation, list[LateExecutor]]:
+    """The emulation :func:`dumps` wrote, and its executors to attach (``LateExecutor.attach``)."""
+    _state.executors = []
+    try:
+        with gc_paused():  # many objects made, no garbage
+            emulation = snapshot_chunks.load(io.BytesIO(data))
+        if not isinstance(emulation, Emulation):
+            raise TypeError(f"it holds a {type(emulation).__name__}")
+        return emulation, _loading()
+    finally:
+        _state.executors = []
 
 
 def digest_of(data: bytes) -> str:

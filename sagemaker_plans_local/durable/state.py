@@ -24,7 +24,6 @@ from typing import Any, Callable, Iterator
 from sagemaker_plans_local.core.journal import Entry, Journal, JournalWriteError
 from sagemaker_plans_local.core.settings import watch
 from sagemaker_plans_local.durable import gc_pause, owners
-from sagemaker_plans_local.durable.gc_pause import gc_paused
 from sagemaker_plans_local.durable.run_logs import LogJournal, RunLogs
 from sagemaker_plans_local.durable.runs import (
     INSTANCE_FAILURE,
@@ -51,12 +50,8 @@ SNAPSHOT_BYTES_PER_CHANGE = 512
 SNAPSHOT_ON_CLOSE = 100
 
 
-def iso(moment: datetime) -> str:
-    return moment.isoformat()
-
-
-def parse(text: str) -> datetime:
-    return datetime.fromisoformat(text)
+iso = datetime.isoformat  #: a moment as the journal writes it
+parse = datetime.fromisoformat  #: a moment the journal wrote
 
 
 class Transaction:
@@ -167,13 +162,11 @@ class Durable:
             self._synced = True
             entries = self.journal.entries_after(self._applied)
             outer, self._busy = self._busy, threading.get_ident()
-            self._applying = True
-            paused = gc_paused() if len(entries) >= GC_PAUSE_ENTRIES else contextlib.nullcontext()
+            paused = gc_pause.gc_paused() if len(entries) >= GC_PAUSE_ENTRIES else contextlib.nullcontext()
             try:
-                with paused:
+                with paused, self.applying():
                     self._apply_entries(entries)
             finally:
-                self._applying = False
                 self._busy = outer
 
     def _apply_entries(self, entries: list[Entry]) -> None:
@@ -326,6 +319,7 @@ class Durable:
         self.logs.close(flush=self.journal.failed is None)
         self.snapshot(SNAPSHOT_ON_CLOSE)
         self.closed = True
+        watch(self.emulation.settings, None)  # the watcher holds this state: a closed one is let go
 
     def release(self) -> None:
         """Let the root go (after the emulation has stopped its runs)."""

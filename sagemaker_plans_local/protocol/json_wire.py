@@ -27,6 +27,7 @@ from typing import Any, Callable
 
 from botocore.model import Shape
 
+from sagemaker_plans_local.protocol import json_bounded
 from sagemaker_plans_local.protocol.errors import ApiError
 
 _Decode = Callable[[Any, str], Any]
@@ -35,6 +36,8 @@ _Encode = Callable[[Any], Any]
 _UTC = datetime.timezone.utc
 #: The deepest nesting of arrays and objects a request body may have (the model's deepest is 13).
 MAX_DEPTH = 32
+#: A body over this many bytes (or characters) is read by :mod:`.json_bounded`.
+LARGE = 256 * 1024
 _EARLIEST = datetime.datetime(1970, 1, 1, tzinfo=_UTC)
 _LATEST = datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=_UTC)
 _INTEGERS = {"integer": (32, -(2**31), 2**31 - 1), "long": (64, -(2**63), 2**63 - 1)}
@@ -63,7 +66,7 @@ def parse_body(body: bytes | str | None) -> dict:
     try:
         document = json.loads(body or b"{}", parse_constant=_not_json)
     except RecursionError:
-        raise serialization_error(f"The request body is nested more than {MAX_DEPTH} levels deep.") from None
+        raise _too_deep() from None
     except ValueError:
         raise serialization_error("The request body is not valid JSON.") from None
     if not isinstance(document, dict):
@@ -71,14 +74,29 @@ def parse_body(body: bytes | str | None) -> dict:
     return document
 
 
+def _too_deep() -> ApiError:
+    return serialization_error(f"The request body is nested more than {MAX_DEPTH} levels deep.")
+
+
 def _check_depth(document: Any) -> None:
-    pending = [(document, 1)]
-    while pending:
-        value, depth = pending.pop()
-        if depth > MAX_DEPTH:
-            raise serialization_error(f"The request body is nested more than {MAX_DEPTH} levels deep.")
-        children = value.values() if isinstance(value, dict) else value
-        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    if json_bounded.nests_deeper(document, MAX_DEPTH):
+        raise _too_deep()
+
+
+def _parse_large(body: bytes | str, shape: Shape) -> dict:
+    """:func:`parse_body` for a body over :data:`LARGE`: its over-long lists and maps cut as read."""
+    try:
+        text = body if isinstance(body, str) else body.decode(json.detect_encoding(body), "surrogatepass")
+        document, too_deep = json_bounded.read(text, shape, MAX_DEPTH)
+    except RecursionError:
+        raise _too_deep() from None
+    except ValueError:
+        raise serialization_error("The request body is not valid JSON.") from None
+    if too_deep:
+        raise _too_deep()
+    if not isinstance(document, dict):
+        raise serialization_error("The request body must be a JSON object.")
+    return document
 
 
 def _unreadable(value: Any, path: str, expected: str) -> ApiError:
@@ -268,9 +286,11 @@ def read_request(shape: Shape | None, body: bytes | str | None) -> dict:
     """:func:`parse_body` then :func:`decode_input`.
 
     The depth walk runs only when the body holds more than ``MAX_DEPTH`` opening brackets
-    (fewer cannot nest deeper; brackets inside strings only over-count).
+    (fewer cannot nest deeper; brackets inside strings only over-count). A body over
+    :data:`LARGE` is read by :mod:`.json_bounded` (what its model refuses is not built).
     """
-    document = parse_body(body)
+    large = shape is not None and body is not None and len(body) > LARGE and json_bounded.holds_bounded(shape)
+    document = _parse_large(body, shape) if large else parse_body(body)  # type: ignore[arg-type]
     if body and _openings(body) > MAX_DEPTH:
         _check_depth(document)
     return document if shape is None else _decoder(shape)(document, "")

@@ -29,7 +29,9 @@ timestamps and blobs are expected decoded (``datetime``, ``bytes``, see
 
 Patterns are Java regular expressions matched against the whole value in
 bounded time (:mod:`.patterns`); a value longer than its shape's ``max`` is
-reported for its length alone (its pattern is not tried).  An explicit ``null`` is reported as
+reported for its length alone (its pattern is not tried), and a list or map with more members
+than its ``max`` for its size alone (its members are not checked: a request of 400,000 tags is
+refused as cheaply as one of 51).  An explicit ``null`` is reported as
 ``Member must not be null`` wherever it stands (AWS's wording for a missing
 required member); unknown members never reach validation (:mod:`.wire`
 refuses them).
@@ -38,7 +40,7 @@ refuses them).
 from __future__ import annotations
 
 import datetime
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from botocore.model import OperationModel, Shape
 
@@ -65,27 +67,43 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _java_string(value: Any) -> str:
+def _java_pieces(value: Any) -> Iterator[str]:
+    """``value`` written Java-style, piece by piece (a caller stops reading once it has enough)."""
     if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_java_string(item) for item in value) + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{key}={_java_string(item)}" for key, item in value.items()) + "}"
-    if isinstance(value, datetime.datetime):
-        return value.isoformat()
-    return str(value)
+        yield "null"
+    elif isinstance(value, bool):
+        yield "true" if value else "false"
+    elif isinstance(value, (list, tuple)):
+        yield "["
+        for index, item in enumerate(value):
+            if index:
+                yield ", "
+            yield from _java_pieces(item)
+        yield "]"
+    elif isinstance(value, dict):
+        yield "{"
+        for index, (key, item) in enumerate(value.items()):
+            yield f"{', ' if index else ''}{key}="
+            yield from _java_pieces(item)
+        yield "}"
+    elif isinstance(value, datetime.datetime):
+        yield value.isoformat()
+    else:
+        yield str(value)
 
 
 def _render(value: Any) -> str:
     if value is None:
         return "null"
-    text = _java_string(value)
-    if isinstance(value, (list, tuple, dict)) and len(text) > _MAX_RENDERED:
-        text = text[: _MAX_RENDERED - 3] + "..."
-    return f"'{text}'"
+    if not isinstance(value, (list, tuple, dict)):
+        return f"'{''.join(_java_pieces(value))}'"
+    pieces, length = [], 0
+    for piece in _java_pieces(value):  # a long list is read only as far as it is shown
+        pieces.append(piece)
+        length += len(piece)
+        if length > _MAX_RENDERED:
+            return f"'{''.join(pieces)[: _MAX_RENDERED - 3]}...'"
+    return f"'{''.join(pieces)}'"
 
 
 def _message(value: Any, path: str, constraint: str) -> str:
@@ -184,6 +202,7 @@ def _build(shape: Shape) -> _Check:
     rules = _rules(shape)
     walk = {"structure": _structure_walker, "list": _list_walker, "map": _map_walker}.get(shape.type_name)
     walk_children = walk(shape) if walk else None
+    most = shape.metadata.get("max", float("inf")) if shape.type_name in ("list", "map") else float("inf")
 
     def check(value: Any, path: str, out: list) -> None:
         if not is_typed(value):
@@ -192,7 +211,7 @@ def _build(shape: Shape) -> _Check:
         for fails, wording in rules:
             if fails(value):
                 out.append(_message(value, path, wording))
-        if walk_children is not None:
+        if walk_children is not None and len(value) <= most:  # too long: its size alone is reported
             walk_children(value, path, out)
 
     return check

@@ -12,8 +12,9 @@ journal and its owner's lock) only while open: at most ``max_open`` idle
 ones stay open, the least recently used closing for a new one, and a closed
 account opens again on its next request (or when the clock reaches its next
 change, which ``closed_accounts.py`` keeps), caught up to the server's time.
-An ephemeral account keeps its state in memory and holds no descriptor
-while idle: it stays.
+Without a root the same number of idle accounts stays in memory, and one
+more is let go (``idle_accounts.py``): dropped if it holds nothing, else
+suspended on disk, and made or resumed again on use, caught up likewise.
 """
 
 from __future__ import annotations
@@ -27,18 +28,21 @@ import weakref
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any, cast
 
 import attrs
 
 from sagemaker_plans_local.backend import LocalBackend
+from sagemaker_plans_local.backend_root import BackendRoot
 from sagemaker_plans_local.core import root_files
 from sagemaker_plans_local.core.arns import account_id as checked_account_id
 from sagemaker_plans_local.core.arns import is_account_id
 from sagemaker_plans_local.core.journal import DATABASE
 from sagemaker_plans_local.server.closed_accounts import ClosedAccounts
+from sagemaker_plans_local.server.idle_accounts import IdleAccounts, ServedBackend
 from sagemaker_plans_local.server.routing import DEFAULT_ACCOUNT
 
-#: Idle durable accounts a server keeps open by default (each holds 4 descriptors).
+#: Idle accounts a server keeps open by default (a durable one holds 4 descriptors).
 MAX_OPEN_ACCOUNTS = 64
 #: The environment variable that sets another number.
 MAX_OPEN_VARIABLE = "SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS"
@@ -53,7 +57,7 @@ class Accounts:
 
     ``start_time`` None follows the wall clock. ``root`` None gives every
     backend a temporary directory; otherwise an account's files live under
-    ``root/accounts/<account id>``, and at most ``max_open`` idle accounts stay open (by
+    ``root/accounts/<account id>``. At most ``max_open`` idle accounts stay open (by
     default ``$SAGEMAKER_PLANS_LOCAL_MAX_OPEN_ACCOUNTS``, else 64).
     """
 
@@ -70,12 +74,13 @@ class Accounts:
             _record_run_code(root, run_code)
         self.root = root
         self.region = region
-        #: Durable accounts kept open while idle (those at work stay open beyond it).
+        #: Accounts kept open while idle (those at work stay open beyond it).
         self.max_open = max_open or _max_open()
         self._advanced = timedelta(0)
         self._open: OrderedDict[str, LocalBackend] = OrderedDict()  # least recently used first
         self._draining: weakref.WeakSet[LocalBackend] = weakref.WeakSet()  # closed out, still held
         self._closed = ClosedAccounts(root)
+        self._idle = IdleAccounts()  # without a root: the accounts let go
         self._settings: dict[str, dict] = {}  # what a reset keeps, by account
         self._lock = threading.RLock()
         #: The server's URL, where the jobs' own SageMaker calls go (set once it is bound).
@@ -92,7 +97,7 @@ class Accounts:
             reached = _recorded_now(self.root)
             if reached is None:  # written before clock.json: every account's clock is read
                 for account in self._closed_accounts():
-                    self.backend(account)
+                    self._backend(account)
             else:
                 self._advanced = max(reached - self.start_time, self._advanced)
                 self._closed.load()
@@ -103,7 +108,18 @@ class Accounts:
         return self.start_time is not None
 
     def backend(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
-        """The account's backend, made (or opened again) on use (a ValueError for no account id)."""
+        """The account's backend, made (or opened again) on use (a ValueError for no account id); handed
+        out, it may change in any way (an ephemeral one is never dropped, only suspended)."""
+        backend = self._backend(account_id)
+        if isinstance(backend, ServedBackend):
+            backend.fresh = False
+        return backend
+
+    def serving(self, account_id: str = DEFAULT_ACCOUNT) -> LocalBackend:
+        """The account's backend for one service request (an ephemeral one stays fresh while they read)."""
+        return self._backend(account_id)
+
+    def _backend(self, account_id: str) -> LocalBackend:
         account_id = checked_account_id(account_id)
         with self._lock:
             backend = self._open.get(account_id)
@@ -126,13 +142,13 @@ class Accounts:
             first = min((due for b in opened if (due := b.clock.next_due()) is not None), default=None)
             closed = self._closed.first()
             if closed is not None and (first is None or closed <= first):
-                opened += [self.backend(account) for account in self._closed.due_by(closed)]
+                opened += [self._backend(account) for account in self._closed.due_by(closed)]
             return list(dict.fromkeys(opened))
 
     def now(self) -> datetime:
         """The server's time (every account's clock shows it)."""
         if self.start_time is None:
-            return self.backend().clock.now()
+            return self._backend(DEFAULT_ACCOUNT).clock.now()
         return self.start_time + self._advanced
 
     def advance(self, seconds: float) -> datetime:
@@ -152,14 +168,16 @@ class Accounts:
                 backend.clock.advance(max(now - backend.clock.now(), timedelta(0)))
             self._learn_dues()
             for account in self._closed.due_by(now):
-                self.backend(account)
+                self._backend(account)
             return self.now()
 
     def reset(self) -> None:
         """A fresh backend for every account, open or closed (on the start time again; each keeps
         its settings)."""
         with self._lock:
-            kept = {account: attrs.asdict(b.settings) for account, b in self._open.items()}
+            kept = {
+                a: attrs.asdict(b.settings) for a, b in self._open.items() if not getattr(b, "fresh", False)
+            }
             for account in self._closed_accounts():
                 kept[account] = self._settings_of(account)
             self._settings.update(kept)
@@ -199,10 +217,20 @@ class Accounts:
 
     def _make(self, account_id: str) -> LocalBackend:
         root = None if self.root is None else self.root / "accounts" / account_id
-        existing = root is not None and (root / DATABASE).exists()
-        backend = self._open_backend(account_id, None if self.start_time is None or existing else self.now())
-        for name, value in self._settings.pop(account_id, {}).items():
+        home = None if root is not None else self._idle.home(account_id, self._created_now())
+        existing = (root / DATABASE).exists() if root is not None else home is not None and home.kept
+        start = None if self.start_time is None or existing else self.now()
+        try:
+            backend = self._open_backend(account_id, start, home)
+        except BaseException:
+            if home is not None and home.kept:  # its state stays suspended, for the next request
+                self._idle.suspended[account_id] = home
+            raise
+        settings = self._settings.pop(account_id, {})
+        for name, value in settings.items():
             setattr(backend.settings, name, value)
+        if isinstance(backend, ServedBackend):
+            backend.fresh = not (existing or settings)
         if existing and self.start_time is not None:
             self._catch_up(backend)
         return backend
@@ -218,50 +246,66 @@ class Accounts:
             self._reached()
 
     def _make_room(self) -> None:
-        """Close the least recently used idle durable accounts until one more fits in ``max_open``.
+        """Let the least recently used idle accounts go until one more fits in ``max_open``.
 
         A backend someone else holds (a request under way, a client, a test's reference: CPython's
-        reference count says) or at work stays open. One let go is closed when it is garbage (its
-        finalizer): at once if nothing else holds it, else when its last holder lets go.
+        reference count says) or at work stays open. A durable one let go is closed when it is
+        garbage (its finalizer): at once if nothing else holds it, else when its last holder lets
+        go; an ephemeral one is dropped or suspended at once (``idle_accounts.py``).
         """
-        if self.root is None:
-            return
         for account in list(self._open):
             if len(self._open) < self.max_open:
                 return
             if sys.getrefcount(self._open[account]) > 2 or self._open[account].at_work():
                 continue  # held (2: the dict's and the call's own) or at work: it stays open
             due = self._open[account].clock.next_due()
-            self._draining.add(self._open.pop(account))  # closed here (unless held unseen)
-            self._closed.closed(account, due)
+            if self.root is not None:
+                self._draining.add(self._open.pop(account))  # closed here (unless held unseen)
+            elif self._idle.let_go(account, cast(ServedBackend, self._open[account])):
+                del self._open[account]
+            else:
+                continue  # its state cannot be kept now
+            if self.root is not None or due is not None:
+                self._closed.closed(account, due)
 
     def _learn_dues(self) -> None:
         """Each closed account's next change: one not known (never seen closed, or written by
         another process since) is opened, one at a time, to learn it."""
         for account in self._closed.unknown(self._open):
-            self.backend(account)
+            self._backend(account)
 
     def _closed_accounts(self) -> list[str]:
-        """The accounts the root holds that are not open now."""
-        if self.root is None or not (self.root / "accounts").is_dir():
+        """The accounts the root holds (or suspended without one) that are not open now."""
+        if self.root is None:
+            return list(self._idle.suspended)
+        if not (self.root / "accounts").is_dir():
             return []
         names = sorted(d.name for d in (self.root / "accounts").iterdir() if (d / DATABASE).exists())
         names = [name for name in names if is_account_id(name)]  # anything else is left alone
         return [name for name in names if name not in self._open]
 
-    def _open_backend(self, account_id: str, start: datetime | None) -> LocalBackend:
-        return LocalBackend(
+    def _open_backend(
+        self, account_id: str, start: datetime | None, home: BackendRoot | None
+    ) -> LocalBackend:
+        arguments: dict[str, Any] = dict(
             region=self.region,
             account_id=account_id,
             start_time=start,
-            root=None if self.root is None else self.root / "accounts" / account_id,
             job_endpoint_url=self.job_endpoint_url,
             run_job_code=self.run_code,
         )
+        if home is not None:
+            return ServedBackend(home, **arguments)
+        return LocalBackend(root=cast(Path, self.root) / "accounts" / account_id, **arguments)
+
+    def _created_now(self) -> datetime:
+        """When an ephemeral account made now is created (on a wall clock, the wall clock's time)."""
+        return self.now() if self.start_time is not None else datetime.now(timezone.utc)
 
     def _settings_of(self, account: str) -> dict:
         """A closed account's settings (opened for the while, as the server opens it)."""
-        with self._open_backend(account, None) as backend:
+        home = self._idle.suspended.pop(account) if self.root is None else None
+        with self._open_backend(account, None, home) as backend:
             return attrs.asdict(backend.settings)
 
     def _reached(self) -> datetime:
@@ -276,6 +320,7 @@ class Accounts:
         self._draining = weakref.WeakSet()
         for backend in backends:
             backend.close()
+        self._idle.clear()
 
 
 def _max_open() -> int:

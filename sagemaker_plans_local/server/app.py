@@ -118,7 +118,7 @@ class ServerApp:
         return control.answer(self.accounts, request.method, request.path, request.args, body, caller)
 
     def _service_answer(self, request: WsgiRequest, scope: routing.Scope, family: str) -> Answer:
-        backend = self.accounts.backend(scope.account)
+        backend = self.accounts.serving(scope.account)
         if family == "rest-xml":
             payload.check_headers(request.headers)
             signing = self._check_signature(request, scope, family, b"")
