@@ -12,6 +12,7 @@ then update the digest here.
 
 from __future__ import annotations
 
+import collections
 import hashlib
 import importlib.metadata
 import inspect
@@ -139,9 +140,8 @@ def test_a_live_connection_has_the_attributes_the_server_reads():
             assert isinstance(getattr(live, name), bool), name
         assert live.server is served._server and live.adj is served._server.adj
         assert isinstance(served._server.active_channels, dict)
-        assert isinstance(served._workers.queue, type(served._workers.queue)) and hasattr(
-            served._workers, "active_count"
-        )
+        workers = served._workers
+        assert isinstance(workers.queue, collections.deque) and isinstance(workers.active_count, int)
         adj = served._server.adj
         for name in ("channel_timeout", "outbuf_high_watermark", "recv_bytes", "max_request_body_size"):
             assert isinstance(getattr(adj, name), int), name
