@@ -25,8 +25,6 @@ from sagemaker_plans_local.server import control, routing
 MAX_CHUNK_LINE = 4096
 #: Chunk sizes from here on (more than 16 significant hex digits, 2**64) are no size a client means.
 _HUGE_CHUNK = 16**16
-_BARE_LF = re.compile(rb"(?<!\r)\n")
-_BARE_CR = re.compile(rb"\r[^\n]")
 #: The start of a request line: a method (RFC 9110's token characters), then a space.
 _METHOD_START = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]*(?: |\Z)")
 _HEX = re.compile(rb"[0-9A-Fa-f]+")
@@ -100,10 +98,9 @@ class Parser(HTTPRequestParser):
         whole = seen + data if seen else data
         end = whole.find(b"\r\n\r\n")
         head = whole if end < 0 else whole[: end + 4]
-        since = max(0, len(seen) - 1)  # what came before was judged already
-        if _BARE_LF.search(head, since) or _BARE_CR.search(head, since):
+        if _bare_cr_or_lf(head[len(seen) - 1 :] if seen else head, judged=bool(seen)):
             return "Bare CR or LF found in HTTP message"
-        if self._start_checked:
+        if end >= 0 or self._start_checked:  # a whole head: waitress judges its first line itself
             return None
         start = head.lstrip()
         line_end = start.find(b"\r\n")
@@ -127,6 +124,18 @@ class Parser(HTTPRequestParser):
             self.parse_header(b"GET / HTTP/1.0\r\n")  # as waitress does for a head too large
         self.error = BadRequest(problem)
         self.completed = True
+
+
+def _bare_cr_or_lf(part: bytes, judged: bool) -> bool:
+    """Whether ``part`` has a CR or LF outside a CRLF (``judged``: its first byte came in an earlier
+    read and was judged then, with the byte before it; a CR last is judged with the byte after it).
+
+    Counted rather than searched: the head of every request passes here.
+    """
+    pairs = part.count(b"\r\n")
+    line_feeds = part.count(b"\n") - (judged and part.startswith(b"\n"))
+    returns = part.count(b"\r") - part.endswith(b"\r")
+    return line_feeds != pairs or returns != pairs
 
 
 def chunk_problem(receiver: ChunkedReceiver, room: int, max_trailer: int) -> Error | None:
