@@ -241,9 +241,21 @@ class Channel(HTTPChannel):
                 if self.total_outbufs_len < left:
                     left, since = self.total_outbufs_len, time.monotonic()
                 elif time.monotonic() - since >= timeout:
-                    self.will_close = True  # the loop closes it
+                    self.give_up()
                     self.server.pull_trigger()
                     raise ClientDisconnected
+
+    def give_up(self) -> None:
+        """Have the loop close this connection, whether or not its client reads: waitress's mark alone
+        is acted on once the socket can be written, which never comes for a client taking no byte;
+        a socket shut down is reported by the loop's next poll (closed there, not here: a connection
+        accepted meanwhile could take its descriptor number)."""
+        self.will_close = True
+        try:
+            if self.socket is not None:
+                self.socket.shutdown(socket.SHUT_RDWR)
+        except OSError:  # closed already
+            pass
 
     def pull_trigger_after_answer(self) -> bool:
         """Whether the loop must wake up for this connection (output left, or closing)."""

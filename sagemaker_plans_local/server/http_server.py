@@ -149,20 +149,13 @@ class HttpServer:
 
     def _maintenance(self, now: float) -> None:
         """waitress's idle timeout (run by the loop every second): a connection no worker answers that
-        has sent nothing and taken no byte of its answer for the timeout is closed.
-
-        waitress marked it to be closed once its socket could be written, which never comes for a
-        client that does not read: such a socket is shut down too, so that the loop's next poll
-        reports it and closes it (closing it here, in the middle of the loop's round, could let a
-        connection accepted in the same round take its descriptor number and its events). waitress
-        also spared a connection with a request waiting; one parked (``Channel.park``) is not spared.
-        """
+        has sent nothing and taken no byte of its answer for the timeout is closed, even when its
+        client does not read (``Channel.give_up``). waitress spared a connection with a request
+        waiting; one parked (``Channel.park``: for its last answer to be sent) is not spared."""
         cutoff = now - self._server.adj.channel_timeout
         for channel in self._server.active_channels.values():
             if (not channel.requests or channel.parked) and channel.last_activity < cutoff:
-                channel.will_close = True
-                if channel.total_outbufs_len:
-                    _shut_down(channel.socket)
+                channel.give_up()
 
     def _close_connections(self, closed: threading.Event | None = None) -> None:
         """Every connection and the listening socket closed (the trigger stays), on the loop's thread."""
@@ -178,11 +171,3 @@ class HttpServer:
 def _max_body() -> int:
     """waitress's body limit: S3's (the app's own check answers it) plus room for aws-chunked framing."""
     return wsgi_app.MAX_STREAM + wsgi_app.MAX_STREAM // 32
-
-
-def _shut_down(sock: socket.socket | None) -> None:
-    try:
-        if sock is not None:
-            sock.shutdown(socket.SHUT_RDWR)
-    except OSError:  # closed already
-        pass
