@@ -103,3 +103,20 @@ def test_boto3_uploads_with_expect_continue_log_nothing(caplog):
                 thread.join(WAIT)
         assert len(s3.list_objects_v2(Bucket="uploads")["Contents"]) == 100
     assert [r.getMessage() for r in caplog.records if r.name.startswith(("waitress", "sagemaker"))] == []
+
+
+def test_a_100_continue_behind_a_pipelined_request_comes_after_its_answer_once():
+    """The worker sends it after answering the request before (waitress keeps answers in order)."""
+    with serving() as server, connect(server) as sock, sock.makefile("rb") as file:
+        sock.sendall(b"PUT /piped HTTP/1.1\r\nHost: 127.0.0.1\r\n" + AUTH + b"Content-Length: 0\r\n\r\n")
+        assert read_answer(file) == 200
+        found = []
+        for _ in range(50):
+            sock.sendall(
+                HEALTH + b"\r\n" + b"PUT /piped/k HTTP/1.1\r\nHost: 127.0.0.1\r\n" + AUTH
+                + b"Expect: 100-continue\r\nContent-Length: 3\r\n\r\n"
+            )  # fmt: skip
+            first, interim = read_answer(file), read_answer(file)
+            sock.sendall(b"abc")
+            found.append((first, interim, read_answer(file)))
+        assert found == [(200, 100, 200)] * 50
