@@ -116,7 +116,8 @@ class Parser(HTTPRequestParser):
 
     def _refuse_head(self, data: bytes, problem: str) -> None:
         """The request refused with a 400; its headers, as far as they can be read, say its shape."""
-        lines = [line for line in _LINE_BREAK.split((self.header_plus + data).lstrip()) if line]
+        head = (self.header_plus + data).split(b"\r\n\r\n", 1)[0]
+        lines = [line for line in _LINE_BREAK.split(head.lstrip()) if line]
         try:
             self.parse_header(b"\r\n".join(lines) + b"\r\n")
         except (ParsingError, TransferEncodingNotImplemented, ValueError):
