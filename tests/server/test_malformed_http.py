@@ -54,10 +54,16 @@ def test_a_malformed_request_start_is_a_prompt_400_and_the_connection_closes(dat
     assert (status, connection, s3_code(body)) == (400, "close", "BadRequest")
 
 
-def test_a_bare_lf_request_with_a_target_is_answered_in_the_awsjson_shape():
-    status, _, body = first_answer(
-        b"POST / HTTP/1.1\nHost: 127.0.0.1\nX-Amz-Target: SageMaker.ListTrainingJobs\n"
-    )
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"POST / HTTP/1.1\nHost: 127.0.0.1\nX-Amz-Target: SageMaker.ListTrainingJobs\n",
+        b"POST / HTTP/1.1\r\nX-Amz-Target: SageMaker.ListTrainingJobs\nContent-Length: 2\r\n\r\n{}",
+    ],
+    ids=["head-unended", "head-whole-with-a-body"],
+)
+def test_a_bare_lf_request_with_a_target_is_answered_in_the_awsjson_shape(data):
+    status, _, body = first_answer(data)
     assert (status, json.loads(body)["__type"]) == (400, "BadRequest")
 
 
