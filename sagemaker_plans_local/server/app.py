@@ -23,6 +23,7 @@ from sagemaker_plans_local.server import control, guard, payload, routing, s3_ro
 from sagemaker_plans_local.server.accounts import Accounts
 from sagemaker_plans_local.server.errors import RouteError, error_answer, refusal
 from sagemaker_plans_local.server.wsgi_request import WsgiRequest
+from sagemaker_plans_local.services.s3.rules import RangeReader
 
 log = logging.getLogger(__name__)
 
@@ -266,7 +267,27 @@ class _Answered:
         return self.body
 
 
-def _response(answer: Answer, head: bool = False) -> _Answered:
+class _FileAnswer:
+    """An answer whose body is part of a file (an S3 object over 1 MiB): handed to the WSGI server's
+    ``wsgi.file_wrapper`` (PEP 3333), which sends it from the file while the worker moves on; read in
+    chunks where there is none. Its ``Content-Length`` is the part's length (the wrapper sends no more)."""
+
+    __slots__ = ("status", "headers", "reader")
+
+    def __init__(self, status: str, headers: list[tuple[str, str]], reader: RangeReader) -> None:
+        self.status = status
+        self.headers = headers
+        self.reader = reader
+
+    def __call__(self, environ: dict, start_response: Any) -> Iterable[bytes]:
+        start_response(self.status, self.headers)
+        wrapper = environ.get("wsgi.file_wrapper")
+        if wrapper is None:
+            return _chunks(self.reader)
+        return wrapper(self.reader.handover(), _CHUNK)
+
+
+def _response(answer: Answer, head: bool = False) -> WSGIResponse:
     """A service's :class:`Answer` as a WSGI answer (a stream is sent in chunks, never held).
 
     A bytes body gets its ``Content-Length``; the answer to a HEAD request keeps the one the
@@ -287,7 +308,16 @@ def _response(answer: Answer, head: bool = False) -> _Answered:
             if not any(name.lower() == "content-length" for name, _ in headers):
                 headers.append(("Content-Length", str(len(body))))
         return _Answered(status, headers, (bytes(body),))
+    if isinstance(body, RangeReader) and _content_length(headers) == body.left > _CHUNK:
+        return _FileAnswer(status, headers, body)
     return _Answered(status, headers, _chunks(body))
+
+
+def _content_length(headers: list[tuple[str, str]]) -> int | None:
+    for name, value in headers:
+        if name.lower() == "content-length" and value.isdigit():
+            return int(value)
+    return None
 
 
 def _header_list(headers: Mapping[str, Any]) -> list[tuple[str, str]]:

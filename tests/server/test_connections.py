@@ -110,7 +110,7 @@ def descriptors(needed: int) -> Iterator[None]:
 
 def test_a_thousand_half_sent_connections_take_no_thread_and_block_no_client():
     before = set(threading.enumerate())
-    with descriptors(2 * HALF_SENT + 256), serving() as server:  # connections: half
+    with descriptors(3 * HALF_SENT + 256), serving() as server:  # connections: a third
         with ExitStack() as held:
             for _ in range(HALF_SENT):
                 held.enter_context(connect(server)).sendall(HEALTH)

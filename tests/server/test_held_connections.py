@@ -1,4 +1,4 @@
-"""A worker keeps the keep-alive connection it answered while its client is quick (``_Channel``).
+"""A worker keeps the keep-alive connection it answered while its client is quick (``http_channel.Channel``).
 
 Raw sockets on 127.0.0.1. ``LINGER`` is set far above any machine's pauses where a test needs the
 worker to stay, and the waits only bound a failure: no outcome depends on the machine's speed.
@@ -14,7 +14,7 @@ from typing import Iterator
 
 import pytest
 
-from sagemaker_plans_local.server import http_server
+from sagemaker_plans_local.server import http_channel
 from sagemaker_plans_local.server.runner import LocalServer
 from tests.server.test_connections import START, WAIT, connect
 
@@ -54,7 +54,7 @@ def loop_wakes(server: LocalServer, monkeypatch: pytest.MonkeyPatch) -> list[Non
 
 
 def test_a_quick_clients_requests_are_answered_without_waking_the_loop_each_time(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 120.0)  # the worker stays however slow the machine
+    monkeypatch.setattr(http_channel, "LINGER", 120.0)  # the worker stays however slow the machine
     with serving() as server, connect(server) as sock:
         sock.sendall(HEALTH)
         assert read_answer(sock).status == 200  # the worker now holds the connection
@@ -66,7 +66,7 @@ def test_a_quick_clients_requests_are_answered_without_waking_the_loop_each_time
 
 
 def test_a_client_slower_than_the_linger_is_answered_on_the_same_connection(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 0.0)  # every worker hands the connection back at once
+    monkeypatch.setattr(http_channel, "LINGER", 0.0)  # every worker hands the connection back at once
     with serving() as server, connect(server) as sock:
         for _ in range(3):
             sock.sendall(HEALTH)
@@ -75,7 +75,7 @@ def test_a_client_slower_than_the_linger_is_answered_on_the_same_connection(monk
 
 
 def test_a_request_half_read_by_the_worker_is_finished_by_the_loop(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 120.0)  # the worker is still waiting when the half comes
+    monkeypatch.setattr(http_channel, "LINGER", 120.0)  # the worker is still waiting when the half comes
     with serving() as server, connect(server) as sock:
         sock.sendall(HEALTH)
         assert read_answer(sock).status == 200
@@ -111,7 +111,7 @@ def test_pipelined_requests_are_answered_in_order():
 
 
 def test_a_held_connection_does_not_keep_the_only_worker_from_another_client(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 120.0)  # far beyond WAIT: only giving way answers B
+    monkeypatch.setattr(http_channel, "LINGER", 120.0)  # far beyond WAIT: only giving way answers B
     with serving(threads=1) as server, connect(server) as first, connect(server) as second:
         first.sendall(HEALTH)
         assert read_answer(first).status == 200  # the one worker now holds the first connection
@@ -122,7 +122,7 @@ def test_a_held_connection_does_not_keep_the_only_worker_from_another_client(mon
 
 
 def test_a_client_closing_a_held_connection_frees_its_worker(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 120.0)
+    monkeypatch.setattr(http_channel, "LINGER", 120.0)
     with serving(threads=1) as server:
         with connect(server) as first:
             first.sendall(HEALTH)
@@ -133,7 +133,7 @@ def test_a_client_closing_a_held_connection_frees_its_worker(monkeypatch):
 
 
 def test_stop_ends_a_worker_holding_a_connection(monkeypatch):
-    monkeypatch.setattr(http_server, "LINGER", 120.0)
+    monkeypatch.setattr(http_channel, "LINGER", 120.0)
     with serving() as server, connect(server) as sock:
         sock.sendall(HEALTH)
         assert read_answer(sock).status == 200

@@ -13,7 +13,7 @@ from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
 from sagemaker_plans_local.server import guard as guard_module
-from sagemaker_plans_local.server import http_server
+from sagemaker_plans_local.server import http_channel
 from sagemaker_plans_local.server.guard import Guard
 from sagemaker_plans_local.server.runner import LocalServer
 from sagemaker_plans_local.server.wsgi_request import WsgiRequest
@@ -96,13 +96,13 @@ def test_host_verdicts_stay_the_same_when_remembered_and_after_the_memory_is_cle
 
 def test_a_small_answer_is_one_write_with_its_header(monkeypatch):
     writes: list[bytes] = []
-    original = http_server._Channel.write_soon
+    original = http_channel.Channel.write_soon
 
     def recording(channel, data):
         writes.append(bytes(data))
         return original(channel, data)
 
-    monkeypatch.setattr(http_server._Channel, "write_soon", recording)
+    monkeypatch.setattr(http_channel.Channel, "write_soon", recording)
     with LocalServer(start_time=START) as server:
         sagemaker = client(server)
         body = bytearray()

@@ -137,6 +137,17 @@ class RangeReader:
             self.close()
         return data
 
+    @property
+    def left(self) -> int:
+        """Bytes of the range not read yet."""
+        return max(self._left, 0)
+
+    def handover(self) -> BinaryIO:
+        """The open file at the range's next byte, for a server that sends :attr:`left` bytes of it
+        itself: the reader is then done, and whoever took the file closes it."""
+        self._left = 0
+        return self._handle
+
     def stream(self, **_: Any):
         while True:
             chunk = self.read(CHUNK_SIZE)
